@@ -1,0 +1,68 @@
+# lockscope: two commands do all set-up on a fresh Debian 12 machine.
+#   make demo   install what is missing, build, run the main job
+#   make test   install what is missing, build, run the whole test suite
+# Both are idempotent: a second run only checks and rebuilds what changed.
+
+SHELL   := /bin/bash
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMPS  := build/stamps
+CARGO_BIN ?= $(HOME)/.cargo/bin
+export PATH := $(CARGO_BIN):$(PATH)
+
+APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
+	xfsprogs e2fsprogs util-linux fio linux-perf liburing-dev libaio-dev \
+	python3-venv chromium
+INFERNO_VERSION := 0.12.8
+
+.PHONY: all bins deps demo test unit-test clean distclean
+
+all: bins
+
+bins:
+	$(MAKE) -C bpf
+	$(MAKE) -C workloads
+
+deps: $(STAMPS)/apt $(STAMPS)/inferno $(STAMPS)/venv
+
+$(STAMPS):
+	mkdir -p $@
+
+# apt: install only the packages not already present.
+$(STAMPS)/apt: Makefile | $(STAMPS)
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	command -v cargo >/dev/null || missing="$$missing cargo"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	touch $@
+
+$(STAMPS)/inferno: | $(STAMPS)/apt
+	@if ! cargo install --list 2>/dev/null | grep -q '^inferno v$(INFERNO_VERSION):'; then \
+		cargo install inferno --locked --version $(INFERNO_VERSION); \
+	fi
+	touch $@
+
+$(STAMPS)/venv: setup.py pyproject.toml requirements.txt | $(STAMPS)/apt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+demo: deps bins
+	$(VENV)/bin/lockscope doctor
+
+test: deps bins
+	$(PY) -m pytest tests
+
+unit-test: $(STAMPS)/venv
+	$(PY) -m pytest tests -m "not kernel"
+
+clean:
+	$(MAKE) -C bpf clean
+	$(MAKE) -C workloads clean
+	rm -rf build/bin build/bpf build/workloads
+
+distclean: clean
+	rm -rf build $(VENV) *.egg-info analyzer/*.egg-info

@@ -1,0 +1,3 @@
+"""lockscope: why a filesystem stops scaling when threads are added."""
+
+__version__ = "0.1.0"

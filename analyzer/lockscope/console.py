@@ -1,0 +1,19 @@
+"""Rich consoles for stdout and stderr, plain when not a terminal."""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def stdout_console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+@functools.lru_cache(maxsize=None)
+def stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)

@@ -1,0 +1,203 @@
+"""Loop-backed scratch filesystems: a sparse image, a direct-I/O loop device, a mount.
+
+Everything made here is recorded in a ledger under ``/run/lockscope`` before it
+exists, so that a crash or SIGKILL leaves enough behind for the next run to
+unmount, detach and delete exactly what lockscope made, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import UsageError
+
+LEDGER_DIR = Path(os.environ.get("LOCKSCOPE_LEDGER_DIR", "/run/lockscope/loopfs"))
+MKFS = {
+    # -K / -E nodiscard: discarding a sparse image only costs time.
+    "ext4": ["mkfs.ext4", "-q", "-F", "-E", "nodiscard"],
+    "xfs": ["mkfs.xfs", "-q", "-f", "-K"],
+}
+
+
+@dataclass
+class LoopFilesystem:
+    """One image + loop device + mount point made by lockscope."""
+
+    fstype: str
+    image: str
+    mountpoint: str
+    device: str = ""
+    owner_pid: int = field(default_factory=os.getpid)
+    mounted: bool = False
+    image_created: bool = False
+
+    @property
+    def path(self) -> Path:
+        return Path(self.mountpoint)
+
+    def _ledger(self) -> Path:
+        return LEDGER_DIR / (Path(self.image).name + ".json")
+
+    def _save(self) -> None:
+        LEDGER_DIR.mkdir(parents=True, exist_ok=True)
+        tmp = self._ledger().with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self)))
+        tmp.replace(self._ledger())
+
+    def create(self, size_bytes: int, mkfs_options: list[str] | None = None,
+               mount_options: str | None = None) -> "LoopFilesystem":
+        """Make the image, attach it with --direct-io=on, mkfs and mount it."""
+        if self.fstype not in MKFS:
+            raise UsageError(f"unsupported filesystem '{self.fstype}' (use ext4 or xfs)")
+        self._save()  # ledger first: a crash below is still cleaned up
+        try:
+            # O_EXCL: never reuse or truncate a file that is already there.
+            fd = os.open(self.image, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            self.image_created = True
+            self._save()
+            try:
+                os.ftruncate(fd, size_bytes)
+            finally:
+                os.close(fd)
+            self.device = _run(["losetup", "--find", "--show", "--direct-io=on",
+                                self.image]).strip()
+            self._save()
+            _run(MKFS[self.fstype] + list(mkfs_options or []) + [self.device])
+            Path(self.mountpoint).mkdir(parents=True, exist_ok=True)
+            cmd = ["mount", "-t", self.fstype]
+            if mount_options:
+                cmd += ["-o", mount_options]
+            _run(cmd + [self.device, self.mountpoint])
+            self.mounted = True
+            self._save()
+        except BaseException:
+            self.destroy()
+            raise
+        return self
+
+    def destroy(self) -> None:
+        """Unmount, detach and delete; safe to call more than once."""
+        teardown(self)
+
+    def __enter__(self) -> "LoopFilesystem":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+    def mount_options(self) -> str:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 4 and parts[1] == self.mountpoint:
+                return parts[3]
+        return ""
+
+
+def _run(cmd: list[str]) -> str:
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except FileNotFoundError as exc:
+        raise UsageError(f"{cmd[0]} not found: install it (make demo installs it)") from exc
+    if res.returncode != 0:
+        msg = (res.stderr or res.stdout).strip().splitlines()
+        raise RuntimeError(f"{' '.join(cmd)}: {msg[-1] if msg else 'exit %d' % res.returncode}")
+    return res.stdout
+
+
+def _is_mounted(mountpoint: str) -> bool:
+    target = os.path.realpath(mountpoint)
+    for line in Path("/proc/mounts").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] == target:
+            return True
+    return False
+
+
+def _loop_backing(device: str) -> str:
+    try:
+        return Path(f"/sys/block/{Path(device).name}/loop/backing_file").read_text().strip()
+    except OSError:
+        return ""
+
+
+def teardown(fs: LoopFilesystem) -> None:
+    """Undo what the ledger says lockscope made, in reverse order."""
+    if fs.mountpoint and _is_mounted(fs.mountpoint):
+        for attempt in range(50):
+            res = subprocess.run(["umount", fs.mountpoint], capture_output=True)
+            if res.returncode == 0:
+                break
+            time.sleep(0.1)  # a just-killed writer may still hold the mount busy
+        else:
+            subprocess.run(["umount", "-l", fs.mountpoint], capture_output=True)
+    # Only detach the device if it still points at our image.
+    if fs.device and _loop_backing(fs.device).startswith(fs.image):
+        subprocess.run(["losetup", "-d", fs.device], capture_output=True)
+    if fs.image_created and os.path.exists(fs.image):
+        os.unlink(fs.image)
+    mp = Path(fs.mountpoint) if fs.mountpoint else None
+    if mp and mp.is_dir() and not _is_mounted(str(mp)):
+        try:
+            mp.rmdir()
+            if mp.parent.name.startswith("lockscope-"):
+                mp.parent.rmdir()
+        except OSError:
+            pass
+    try:
+        fs._ledger().unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cleanup_stale() -> list[str]:
+    """Tear down filesystems left by lockscope processes that no longer exist."""
+    cleaned = []
+    if not LEDGER_DIR.is_dir():
+        return cleaned
+    for entry in sorted(LEDGER_DIR.glob("*.json")):
+        try:
+            fs = LoopFilesystem(**json.loads(entry.read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+        if _pid_alive(fs.owner_pid):
+            continue
+        teardown(fs)
+        cleaned.append(fs.mountpoint)
+    return cleaned
+
+
+def make_loopfs(fstype: str, size_bytes: int = 2 << 30, workdir: str | None = None,
+                mkfs_options: list[str] | None = None,
+                mount_options: str | None = None) -> LoopFilesystem:
+    """Create and mount a fresh loop-backed filesystem under ``workdir``.
+
+    The image lives in a new private directory so that its name can never
+    collide with a user's file.
+    """
+    cleanup_stale()
+    base = workdir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
+    Path(base).mkdir(parents=True, exist_ok=True)
+    need = size_bytes // 64  # metadata of a fresh sparse image; data grows later
+    if shutil.disk_usage(base).free < need:
+        raise UsageError(f"not enough space in {base} for a {size_bytes >> 20} MiB image")
+    home = tempfile.mkdtemp(prefix=f"lockscope-{fstype}-", dir=base)
+    fs = LoopFilesystem(fstype=fstype, image=os.path.join(home, f"{fstype}.img"),
+                        mountpoint=os.path.join(home, "mnt"))
+    return fs.create(size_bytes, mkfs_options, mount_options)

@@ -1,0 +1,103 @@
+"""Shared fixtures: kernel-test gating and real loop-backed ext4/XFS mounts.
+
+Kernel tests (marked ``kernel``) need root, BPF and loop devices. They skip
+with a reason naming what is missing, except under LOCKSCOPE_KERNEL_TESTS=1,
+where a missing piece fails the test instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "analyzer"))
+
+from lockscope.loopfs import LoopFilesystem, make_loopfs  # noqa: E402
+
+KERNEL_TESTS_REQUIRED = os.environ.get("LOCKSCOPE_KERNEL_TESTS") == "1"
+
+
+def kernel_missing() -> str | None:
+    """What keeps kernel tests from running here, or None."""
+    if os.geteuid() != 0:
+        return "not root (run as root, e.g. sudo make test)"
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        return "no /sys/kernel/btf/vmlinux (kernel built without BTF)"
+    if not os.path.exists("/dev/loop-control"):
+        return "no /dev/loop-control (loop devices unavailable)"
+    for tool in ("losetup", "mkfs.ext4", "mkfs.xfs"):
+        if not shutil.which(tool):
+            return f"{tool} not installed (make test installs it)"
+    return None
+
+
+def require_kernel() -> None:
+    """Skip (or, under LOCKSCOPE_KERNEL_TESTS=1, fail) when kernel tests cannot run."""
+    missing = kernel_missing()
+    if missing:
+        if KERNEL_TESTS_REQUIRED:
+            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {missing}")
+        pytest.skip(f"kernel test: {missing}; set up root+BPF and LOCKSCOPE_KERNEL_TESTS=1")
+
+
+def require_tool(name: str) -> str:
+    """Path of an external tool, or skip/fail like require_kernel."""
+    path = shutil.which(name)
+    if not path:
+        if KERNEL_TESTS_REQUIRED:
+            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {name} is not installed")
+        pytest.skip(f"{name} not installed (make test installs it)")
+    return path
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("kernel"):
+        require_kernel()
+
+
+def _loopfs(fstype: str, size: int = 2 << 30):
+    require_kernel()
+    fs = make_loopfs(fstype, size_bytes=size)
+    try:
+        yield fs
+    finally:
+        fs.destroy()
+
+
+@pytest.fixture
+def ext4_fs():
+    """A fresh mounted ext4 on a direct-I/O loop device; yields LoopFilesystem (.path)."""
+    yield from _loopfs("ext4")
+
+
+@pytest.fixture
+def xfs_fs():
+    """A fresh mounted XFS on a direct-I/O loop device; yields LoopFilesystem (.path)."""
+    yield from _loopfs("xfs")
+
+
+@pytest.fixture(params=["ext4", "xfs"])
+def any_fs(request) -> LoopFilesystem:
+    """Each test using this runs once on ext4 and once on XFS."""
+    yield from _loopfs(request.param)
+
+
+@pytest.fixture
+def loopfs_factory():
+    """Make several loop filesystems in one test: ``loopfs_factory('xfs', size)``."""
+    require_kernel()
+    made: list[LoopFilesystem] = []
+
+    def make(fstype: str, size: int = 2 << 30, **kw) -> LoopFilesystem:
+        fs = make_loopfs(fstype, size_bytes=size, **kw)
+        made.append(fs)
+        return fs
+
+    yield make
+    for fs in reversed(made):
+        fs.destroy()

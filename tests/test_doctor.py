@@ -1,0 +1,86 @@
+"""lockscope doctor against the facts of this machine, and the CLI's bad-input paths."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+LOCKSCOPE = [sys.executable, "-m", "lockscope"]
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "analyzer"))
+
+
+def _run(*args, **kw):
+    return subprocess.run(LOCKSCOPE + list(args), capture_output=True, text=True, env=ENV, **kw)
+
+
+def _by_name(doc):
+    return {c["name"]: c for c in doc["checks"]}
+
+
+@pytest.mark.kernel
+def test_doctor_json_matches_this_kernel():
+    res = _run("doctor", "--json")
+    doc = json.loads(res.stdout)
+    checks = _by_name(doc)
+    assert res.returncode == 0 and doc["ok"] is True
+    for name in ("root", "bpf() syscall", "BTF", "tracefs", "tp_btf", "raw_tp",
+                 "lock:contention_begin", "iomap:iomap_dio_rw_begin", "xfs:xfs_ilock"):
+        assert checks[name]["available"] is True, name
+    # The kernel facts in DESIGN.md: no kprobes and no fentry here.
+    for name in ("kprobe", "fentry"):
+        assert checks[name]["available"] is False and checks[name]["required"] is False
+        assert checks[name]["consequence"]
+    for c in doc["checks"]:
+        assert set(c) >= {"name", "category", "available", "required", "status", "detail",
+                          "consequence"}
+        assert c["status"] in ("available", "missing")
+
+
+@pytest.mark.kernel
+def test_doctor_table_says_available_or_missing():
+    res = _run("doctor")
+    assert res.returncode == 0
+    assert "available" in res.stdout and "missing" in res.stdout
+
+
+@pytest.mark.kernel
+def test_doctor_as_non_root_says_so_and_reports():
+    # A copy of the package and the features binary where user nobody can read them,
+    # run by a Python that nobody can execute.
+    import shutil
+    import tempfile
+
+    python = "/usr/bin/python3"
+    home = tempfile.mkdtemp(prefix="lockscope-nonroot-")
+    try:
+        os.chmod(home, 0o755)
+        shutil.copytree(os.path.join(ROOT, "analyzer", "lockscope"),
+                        os.path.join(home, "lockscope"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        env = dict(ENV, PYTHONPATH=home, LOCKSCOPE_BIN_DIR=os.path.join(ROOT, "build", "bin"))
+        probe = subprocess.run([python, "-c", "pass"], preexec_fn=lambda: os.setuid(65534),
+                               capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"{python} cannot run as user nobody here")
+        res = subprocess.run([python, "-m", "lockscope", "doctor", "--json"], cwd=home,
+                             capture_output=True, text=True, env=env,
+                             preexec_fn=lambda: os.setuid(65534))
+    finally:
+        shutil.rmtree(home)
+    assert "not root" in res.stderr.strip().splitlines()[0]
+    doc = json.loads(res.stdout)
+    assert _by_name(doc)["root"]["available"] is False
+    assert res.returncode == 1  # root is required for recording
+
+
+def test_unknown_subcommand_exits_2():
+    res = _run("no-such-command")
+    assert res.returncode == 2 and "usage:" in res.stderr
+
+
+def test_unknown_option_exits_2():
+    res = _run("doctor", "--no-such-option")
+    assert res.returncode == 2 and "usage:" in res.stderr
