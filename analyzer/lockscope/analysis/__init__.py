@@ -1,0 +1,63 @@
+"""The analyzer: from runs (workload stats + traces) to points, locks, causes and a verdict.
+
+Analysis reads only results.json content, so it runs anywhere, without root.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .compare import compare
+from .dio import classes_for, file_classes
+from .explain import what_if
+from .rules import match_causes
+from .scaling import build_points, finish_locks
+from .usl import fit_usl
+from .verdict import decide
+
+
+def analyze_fs(label: str, fstype: str, runs: list[dict]) -> dict:
+    """Everything analysis.<fs> holds (docs/results-schema.md) for one filesystem."""
+    points, raw_locks = build_points(runs)
+    locks = finish_locks(raw_locks)
+    for lk in locks:
+        lk.update(what_if(points, lk["share_by_threads"]) if points else
+                  {"explained_loss": 0.0, "what_if": None})
+    locks.sort(key=lambda lk: (-lk["explained_loss"], -lk["total_ns"]))
+    classes = file_classes(runs)
+    causes: list[dict] = []
+    top_inode = next((lk for lk in locks if lk["inode"]), None)
+    if top_inode:
+        row = classes_for(classes, top_inode["path"], top_inode["dev"], top_inode["ino"])
+        facts = _file_facts(runs, top_inode["path"])
+        facts["journal_share"] = max(
+            ((p.get("time_share") or {}).get("journal", 0.0) for p in points), default=0.0)
+        causes = match_causes(fstype, row, facts)
+    usl = fit_usl([p["threads"] for p in points], [p["iops"]["mean"] for p in points]) \
+        if points else {"ok": False, "note": "no points"}
+    return {"fs": label, "fstype": fstype, "points": points, "usl": usl, "locks": locks,
+            "dio_classes": classes, "causes": causes,
+            "verdict": decide(fstype, points, locks, causes)}
+
+
+def _file_facts(runs: list[dict], path: str | None) -> dict:
+    """setuid/setgid and security xattrs of the file, as the sweep saw them."""
+    for run in runs:
+        for f in run.get("files") or []:
+            if f.get("path") == path:
+                return dict(f)
+    return {}
+
+
+def analyze(doc: dict) -> dict:
+    """analysis for a whole results.json: one entry per filesystem plus the comparison."""
+    by_fs: dict[str, list[dict]] = defaultdict(list)
+    for run in doc.get("runs") or []:
+        by_fs[run["fs"]].append(run)
+    fsinfo = (doc.get("host") or {}).get("filesystems") or {}
+    out: dict = {}
+    for label, runs in by_fs.items():
+        fstype = (fsinfo.get(label) or {}).get("fstype") or label
+        out[label] = analyze_fs(label, fstype, runs)
+    out["comparison"] = compare({k: v for k, v in out.items()})
+    return out

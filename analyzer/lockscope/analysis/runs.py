@@ -1,0 +1,129 @@
+"""Read one run of results.json: workload figures and where traced thread time went."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .stats import add_hist
+
+INODE_LOCK_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
+
+# Frames that belong to the locking code itself; the first frame past them is
+# the kernel function that waited (e.g. ext4_dio_write_iter after down_write).
+LOCK_INTERNAL_PREFIXES = (
+    "rwsem_", "down_", "up_", "__down", "__up", "__mutex", "mutex_", "__rwsem", "rwbase_",
+    "schedule", "__schedule", "preempt_schedule", "io_schedule", "osq_", "_raw_", "queued_",
+    "native_queued", "__pv_queued", "do_raw_", "lock_", "__lock", "percpu_down", "percpu_rwsem",
+    "__percpu", "rt_mutex", "__rt_mutex", "inode_lock", "xfs_ilock", "filemap_invalidate_lock",
+    "finish_task_switch", "__traceiter", "trace_contention", "bpf_",
+)
+
+
+def workload_figures(run: dict) -> dict:
+    """IOPS, bytes/s and completion-latency percentiles from the engine's fio-style JSON."""
+    jobs = (run.get("workload") or {}).get("jobs") or []
+    iops = bw = 0.0
+    clat: dict[str, float] = {}
+    for job in jobs:
+        for ddir in ("write", "read"):
+            d = job.get(ddir) or {}
+            iops += float(d.get("iops", 0) or 0)
+            bw += float(d.get("bw_bytes", 0) or 0)
+            if not clat and d.get("total_ios"):
+                c = d.get("clat_ns") or {}
+                pct = c.get("percentile") or {}
+                clat = {
+                    "p50": float(pct.get("50.000000", 0)), "p99": float(pct.get("99.000000", 0)),
+                    "p999": float(pct.get("99.900000", 0)), "mean": float(c.get("mean", 0)),
+                }
+    return {"iops": iops, "bw_bytes": bw, "clat_ns": clat}
+
+
+def lock_key(lock: dict) -> str:
+    kind = lock.get("kind") or "unknown"
+    if kind in INODE_LOCK_KINDS:
+        where = lock.get("path") or f"{lock.get('dev')}:{lock.get('ino')}"
+        return f"{kind}:{where}"
+    if lock.get("name"):
+        return f"{kind}:{lock['name']}"
+    return f"{kind}:{lock.get('addr', '?')}"
+
+
+def waiting_function(kstack: list[str]) -> str | None:
+    """The first frame past the locking code: the kernel function that waited."""
+    for frame in kstack or []:
+        name = frame.split("+", 1)[0]
+        if not name.startswith(LOCK_INTERNAL_PREFIXES) and name != "[unknown]":
+            return name
+    return None
+
+
+def _lock_mode(waits: list[dict], exclusive_held: dict | None) -> str:
+    """How holders took the lock, as far as the wait flags tell.
+
+    A WRITE waiter wants the lock exclusive; a READ waiter only ever waits
+    behind an exclusive holder (kernel/locking/rwsem.c: rwsem_down_read_slowpath).
+    """
+    write_ns = sum(w.get("total_ns", 0) for w in waits if "WRITE" in (w.get("flag_names") or []))
+    read_ns = sum(w.get("total_ns", 0) for w in waits if "READ" in (w.get("flag_names") or []))
+    if write_ns == 0 and read_ns == 0:
+        return "unknown"
+    if read_ns == 0:
+        return "exclusive"
+    if write_ns == 0:
+        held = (exclusive_held or {}).get("total_ns", 0)
+        return "exclusive" if held else "shared"
+    return "mixed"
+
+
+def trace_breakdown(trace: dict | None, threads: int, duration_ns: float) -> dict | None:
+    """Where traced thread time went in one run, in ns per category and per lock."""
+    if not trace:
+        return None
+    thr = trace.get("threads") or []
+    oncpu = sum(t.get("oncpu_ns", 0) for t in thr)
+    runq = sum(t.get("runqueue_ns", 0) for t in thr)
+    offcpu = sum(t.get("offcpu_ns", 0) for t in thr)
+    total = oncpu + runq + offcpu
+    if total <= 0:
+        interval = (trace.get("interval") or {}).get("duration_ns") or duration_ns
+        total = float(interval) * max(threads, 1)
+    by_reason = {"io": 0, "journal": 0, "other": 0}
+    for rec in trace.get("offcpu") or []:
+        reason = rec.get("reason")
+        if reason in by_reason:
+            by_reason[reason] += rec.get("total_ns", 0)
+    locks = []
+    for lock in trace.get("locks") or []:
+        waits = lock.get("waits") or []
+        heaviest = max(waits, key=lambda w: w.get("total_ns", 0), default={})
+        hist: list[int] = []
+        for w in waits:
+            add_hist(hist, w.get("hist_log2_ns") or [])
+        locks.append({
+            "key": lock_key(lock), "kind": lock.get("kind") or "unknown",
+            "name": lock.get("name"), "path": lock.get("path"), "dev": lock.get("dev"),
+            "ino": lock.get("ino"), "addr": lock.get("addr"),
+            "inode": (lock.get("kind") in INODE_LOCK_KINDS),
+            "total_ns": lock.get("total_ns", sum(w.get("total_ns", 0) for w in waits)),
+            "count": lock.get("count", sum(w.get("count", 0) for w in waits)),
+            "max_ns": lock.get("max_ns", max((w.get("max_ns", 0) for w in waits), default=0)),
+            "hist": hist, "mode": _lock_mode(waits, lock.get("exclusive_held")),
+            "stack": heaviest.get("kstack") or [],
+            "function": waiting_function(heaviest.get("kstack") or []),
+        })
+    inode_ns = sum(lk["total_ns"] for lk in locks if lk["inode"])
+    other_ns = sum(lk["total_ns"] for lk in locks if not lk["inode"])
+    parts = {
+        "oncpu": oncpu, "runqueue": runq, "inode_lock": inode_ns, "other_lock": other_ns,
+        "block_io": by_reason["io"], "journal": by_reason["journal"],
+    }
+    parts["other_offcpu"] = max(total - sum(parts.values()), 0)
+    # Lock waits are measured apart from sched_switch, so categories can overlap
+    # by a little; keep shares a partition of thread time.
+    scale = total / max(sum(parts.values()), total)
+    share = {k: v * scale / total for k, v in parts.items()}
+    for lk in locks:
+        lk["share"] = lk["total_ns"] * scale / total
+    return {"thread_time_ns": total, "time_share": share, "locks": locks,
+            "dio": trace.get("dio") or [], "jbd2": trace.get("jbd2") or {}}

@@ -1,0 +1,85 @@
+"""One structured verdict per filesystem, from the points, locks and causes."""
+
+from __future__ import annotations
+
+from .explain import evidence_strength
+from .rules import GENERAL_REMEDIES
+
+SCALES_EFFICIENCY = 0.7      # E(N) at the highest N at or above this: it scales
+LOCK_EXPLAINS = 0.3          # a lock explaining this much of the loss is the cause
+LOCK_MIN_SHARE = 0.1         # ...and takes at least this share of thread time
+
+
+def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict]) -> dict:
+    if not points:
+        return _verdict("inconclusive", evidence=["no completed runs"], confidence="low")
+    hi, lo = points[-1], points[0]
+    eff = hi["efficiency"]
+    speedup = hi["iops"]["mean"] / lo["iops"]["mean"] if lo["iops"]["mean"] else 0.0
+    curve = (f"{speedup:.2f}x throughput from {lo['threads']} to {hi['threads']} threads "
+             f"(efficiency {eff:.0%} at {hi['threads']})")
+    if len(points) == 1:
+        return _verdict("inconclusive", evidence=[f"only one thread count ({lo['threads']}): "
+                                                  "nothing to compare"], confidence="low")
+    if eff >= SCALES_EFFICIENCY:
+        return _verdict("scales", evidence=[curve], confidence="high",
+                        summary=f"{fstype} scales: {curve}.")
+    if not hi.get("traced"):
+        return _verdict("inconclusive", confidence="low",
+                        evidence=[curve, "no trace for these runs, so the waits are unknown"],
+                        summary=f"{fstype} does not scale ({curve}) but there is no trace.")
+    top = locks[0] if locks else None
+    hi_share = top["share_by_threads"].get(str(hi["threads"]), 0.0) if top else 0.0
+    if top and top["explained_loss"] >= LOCK_EXPLAINS and hi_share >= LOCK_MIN_SHARE:
+        return _lock_verdict(fstype, top, points, causes, curve, hi_share)
+    ts = hi.get("time_share") or {}
+    if ts.get("block_io", 0) >= 0.5:
+        return _verdict("device_bound", confidence="medium", evidence=[
+            curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads is block I/O"],
+            summary=f"{fstype} is device-bound: {curve}; threads wait on the block device.",
+            remedies=["a faster device, or more queue depth per thread (ioengine=io_uring)"])
+    cpu = ts.get("oncpu", 0) + ts.get("runqueue", 0)
+    if cpu >= 0.6:
+        return _verdict("cpu_bound", confidence="medium", evidence=[
+            curve, f"{cpu:.0%} of thread time at {hi['threads']} threads is on-CPU or waiting "
+            f"for a CPU ({ts.get('runqueue', 0):.0%} runqueue)"],
+            summary=f"{fstype} is CPU-bound: {curve}; threads compete for CPUs.",
+            remedies=["fewer threads than CPUs, or async I/O (ioengine=io_uring) per thread"])
+    return _verdict("inconclusive", confidence="low", evidence=[
+        curve, "no single wait explains the lost efficiency: " + ", ".join(
+            f"{k} {v:.0%}" for k, v in sorted(ts.items(), key=lambda kv: -kv[1])[:4])],
+        summary=f"{fstype} does not scale ({curve}) and no single wait explains it.")
+
+
+def _lock_verdict(fstype, top, points, causes, curve, hi_share) -> dict:
+    confidence, notes = evidence_strength(points, top["share_by_threads"], top["explained_loss"])
+    where = top["path"] or top["name"]
+    func = top["functions"][0] if top["functions"] else None
+    evidence = [curve,
+                f"{top['name']} of {where} took {hi_share:.0%} of thread time at "
+                f"{points[-1]['threads']} threads ({top['count']} waits, "
+                f"{top['total_ns'] / 1e9:.2f} s in all)",
+                f"it explains {top['explained_loss']:.0%} of the lost efficiency; without it "
+                f"throughput could reach at most {top['what_if']['speedup']:.2f}x"
+                if top.get("what_if") else ""] + notes + [c["evidence"] for c in causes]
+    reasons = [c["reason"] for c in causes]
+    remedies = [c["remedy"] for c in causes] + GENERAL_REMEDIES.get(fstype, [])
+    inode = top["inode"]
+    why = (" because " + "; ".join(f"{c['rule']} ({c['kernel_source']})" for c in causes[:2])
+           if causes else "")
+    summary = (f"{fstype} stops scaling on {top['name']} of {where}"
+               + (f", taken {top['mode']} in {func}" if func else "") + why + ".")
+    return _verdict("inode_lock_contention" if inode else "other_lock_contention",
+                    lock=top["name"], path=top["path"], mode=top["mode"], reasons=reasons,
+                    explained_loss=top["explained_loss"], evidence=[e for e in evidence if e],
+                    confidence=confidence, remedies=remedies, kernel_function=func,
+                    summary=summary)
+
+
+def _verdict(kind: str, *, lock=None, path=None, mode=None, reasons=None, explained_loss=0.0,
+             evidence=None, confidence="low", remedies=None, kernel_function=None,
+             summary="") -> dict:
+    return {"kind": kind, "lock": lock, "path": path, "mode": mode, "reasons": reasons or [],
+            "explained_loss": explained_loss, "evidence": evidence or [],
+            "confidence": confidence, "remedies": remedies or [],
+            "kernel_function": kernel_function, "summary": summary}
