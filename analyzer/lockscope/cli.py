@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__, doctor
+from . import __version__, doctor, scenarios, sweep
 from .errors import LockscopeError
 
 # Each module adds its subparser and sets ``func``.
-COMMANDS = [doctor]
+COMMANDS = [sweep, scenarios, doctor]
 
 
 def build_parser() -> argparse.ArgumentParser:

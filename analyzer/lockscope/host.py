@@ -1,0 +1,54 @@
+"""Host facts for results.json: kernel, CPUs, memory, and the device under each filesystem."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from pathlib import Path
+
+
+def _meminfo_bytes() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def block_device_of(path: str) -> str:
+    """Name of the block device holding ``path`` (e.g. vda), via /sys/dev/block."""
+    st = os.stat(path)
+    sys_path = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    try:
+        return sys_path.resolve().name
+    except OSError:
+        return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+
+
+def mount_of(path: str) -> dict:
+    """The /proc/mounts entry whose mount point holds ``path`` (longest prefix)."""
+    real = os.path.realpath(path)
+    best: dict = {}
+    for line in Path("/proc/mounts").read_text().splitlines():
+        dev, mnt, fstype, opts = line.split()[:4]
+        mnt = mnt.replace("\\040", " ")
+        if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and \
+                len(mnt) >= len(best.get("mountpoint", "")):
+            best = {"device": dev, "mountpoint": mnt, "fstype": fstype, "mount_options": opts}
+    return best
+
+
+def host_facts() -> dict:
+    u = platform.uname()
+    return {"kernel": u.release, "kernel_version": u.version, "machine": u.machine,
+            "cpus": os.cpu_count(), "memory_bytes": _meminfo_bytes(),
+            "hostname": socket.gethostname(), "filesystems": {}}
+
+
+def filesystem_facts(path: str, image: str | None = None, image_bytes: int | None = None) -> dict:
+    m = mount_of(path)
+    facts = {**m, "block_size": os.statvfs(path).f_bsize, "made_by_lockscope": image is not None}
+    if image:
+        facts.update({"backing": image, "backing_device": block_device_of(os.path.dirname(image)),
+                      "image_bytes": image_bytes})
+    return facts

@@ -1,0 +1,201 @@
+"""One sweep point: lay out → recorder ready → timed phase → stop → collect.
+
+The engine lays the file out and parks its threads on a barrier (``ready``);
+the recorder attaches to the engine's pid and says ``ready``; then one line
+to each starts the count and the timed phase, so the trace covers the timed
+phase and not the layout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .binaries import find_binary
+from .errors import LockscopeError
+
+READY_TIMEOUT_S = 600  # laying out a written file can take a while on a slow device
+
+
+@dataclass
+class PointResult:
+    workload: dict
+    trace: dict | None
+    trace_error: str | None
+    files: list[dict] = field(default_factory=list)
+    engine_argv: list[str] = field(default_factory=list)
+
+
+def engine_argv(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
+                output: Path) -> list[str]:
+    """lockscope-load's command line for a job (fio option syntax)."""
+    opts = dict(job)
+    opts.update({"name": name, "numjobs": str(threads), "runtime": str(runtime_s),
+                 "time_based": "1", "group_reporting": "1", "output-format": "json",
+                 "output": str(output)})
+    if "nrfiles" in opts:
+        opts["directory"] = str(workdir)
+    else:
+        opts["filename"] = str(workdir / f"{name}.dat")
+    return [find_binary("lockscope-load")] + [f"--{k}={v}" for k, v in opts.items()]
+
+
+def _last_line(stream) -> str:
+    """Last non-empty line of a finished process's stderr (a pipe or a log file)."""
+    if stream is None:
+        return ""
+    if stream.seekable():
+        stream.seek(0)
+    lines = stream.read().strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
+    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
+    result: list[str] = []
+
+    def reader():
+        result.append(proc.stdout.readline())
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    t.join(timeout)
+    if (result[0].strip() if result else "") == "ready":
+        return
+    if proc.poll() is None:
+        raise LockscopeError(f"{what} did not become ready within {timeout:.0f} s")
+    err = _last_line(stderr if stderr is not None else proc.stderr)
+    raise LockscopeError(f"{what} exited {proc.returncode} before it was ready"
+                         + (f": {err}" if err else ""))
+
+
+def _stop(proc: subprocess.Popen | None, grace: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _file_facts(workdir: Path) -> list[dict]:
+    """Mode bits and security xattrs of the data files: they decide IS_NOSEC."""
+    facts = []
+    for p in sorted(workdir.iterdir()):
+        if not p.is_file() or p.name.endswith(".json"):
+            continue
+        st = p.stat()
+        try:
+            xattrs = [x for x in os.listxattr(p) if x.startswith("security.")]
+        except OSError:
+            xattrs = []
+        facts.append({"path": str(p), "dev": f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}",
+                      "ino": st.st_ino, "size_bytes": st.st_size,
+                      "allocated_bytes": st.st_blocks * 512,
+                      "setuid": bool(st.st_mode & 0o4000), "setgid": bool(st.st_mode & 0o2000),
+                      "security_xattrs": xattrs})
+    return facts
+
+
+def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
+              trace: bool = True, recorder_args: list[str] | None = None,
+              on_status: Callable[[dict], None] | None = None) -> PointResult:
+    """Run one point in ``workdir`` (a directory the sweep made and owns)."""
+    out = workdir / f"{name}.workload.json"
+    trace_out = workdir / f"{name}.trace.json"
+    argv = engine_argv(job, threads, runtime_s, workdir, name, out)
+    engine = recorder = record_log = None
+    trace_doc, trace_error = None, None
+    try:
+        engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, bufsize=1)
+        _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
+        if trace:
+            try:
+                # stderr to a file: nobody drains a pipe while the point runs
+                record_log = open(workdir / f"{name}.record.log", "w+")
+                recorder = subprocess.Popen(
+                    [find_binary("lockscope-record"), "--pid", str(engine.pid),
+                     "--start-on-stdin", "--out", str(trace_out)] + list(recorder_args or []),
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=record_log,
+                    text=True, bufsize=1)
+                _read_ready(recorder, "lockscope-record", 60, record_log)
+            except LockscopeError as exc:
+                trace_error = str(exc)
+                _stop(recorder)
+                recorder = None
+        if recorder:
+            recorder.stdin.write("start\n")
+            recorder.stdin.flush()
+        engine.stdin.write("go\n")
+        engine.stdin.flush()
+        engine_errors: list[str] = []
+        status_thread = threading.Thread(target=_pump_status,
+                                         args=(engine, on_status, engine_errors), daemon=True)
+        status_thread.start()
+        engine.wait()
+        status_thread.join(2)
+        if recorder:
+            recorder.stdin.close()  # EOF: stop counting, detach, write the JSON
+            try:
+                recorder.wait(60)
+            except subprocess.TimeoutExpired:
+                _stop(recorder)
+            if recorder.returncode != 0:
+                trace_error = (f"lockscope-record exited {recorder.returncode}: "
+                               f"{_last_line(record_log)}")
+            else:
+                trace_doc = json.loads(trace_out.read_text())
+        if engine.returncode != 0:
+            raise LockscopeError(f"lockscope-load exited {engine.returncode}: "
+                                 f"{engine_errors[-1] if engine_errors else ' '.join(argv[1:])}")
+        workload = json.loads(out.read_text())
+        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv)
+    except BaseException:
+        _stop(engine)
+        _stop(recorder)
+        raise
+    finally:
+        if record_log:
+            record_log.close()
+        for proc in (engine, recorder):
+            for stream in (proc.stdin, proc.stdout, proc.stderr) if proc else ():
+                try:
+                    stream.close()
+                except (OSError, ValueError):
+                    pass
+
+
+def _pump_status(engine: subprocess.Popen, on_status, errors: list[str]) -> None:
+    """Per-interval JSON status lines from the engine's stderr, for live IOPS;
+    other lines are kept as the engine's error messages."""
+    for line in engine.stderr:
+        if not line.startswith("{"):
+            if line.strip():
+                errors.append(line.strip())
+            continue
+        if not on_status:
+            continue
+        try:
+            status = json.loads(line).get("status")
+        except ValueError:
+            continue
+        if status:
+            on_status(status)
+
+
+def clean_workdir(workdir: Path) -> None:
+    """Remove what a point made in its own directory (the sweep created the directory)."""
+    for p in workdir.iterdir():
+        if p.is_file():
+            p.unlink()

@@ -1,0 +1,34 @@
+"""The terminal summary at the end of a sweep: a table per filesystem and the verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def print_summary(doc: dict, out: Path, report: Path | None) -> None:
+    from rich.table import Table
+
+    from .console import stdout_console
+
+    con = stdout_console()
+    analysis = doc.get("analysis") or {}
+    for fs, a in analysis.items():
+        if fs == "comparison" or not a:
+            continue
+        table = Table(title=f"{fs}: {doc['workload']['scenario']}", title_justify="left")
+        for col in ("threads", "MiB/s", "IOPS", "p99 ms", "efficiency", "inode-lock wait"):
+            table.add_column(col, justify="right")
+        for p in a["points"]:
+            share = (p.get("time_share") or {}).get("inode_lock")
+            table.add_row(str(p["threads"]), f"{p['mib_s']:.1f}", f"{p['iops']['mean']:,.0f}",
+                          f"{p['clat_ns']['p99'] / 1e6:.2f}", f"{p['efficiency']:.0%}",
+                          "n/a" if share is None else f"{share:.0%}")
+        con.print(table)
+        v = a["verdict"]
+        con.print(f"[bold]{v['kind']}[/] ({v['confidence']} confidence): {v['summary']}",
+                  highlight=False)
+    cmp = analysis.get("comparison")
+    if cmp:
+        con.print(f"[bold]comparison[/]: {cmp['summary']}", highlight=False)
+    con.print(f"results: {out / 'results.json'}" + (f"\nreport:  {report}" if report else ""),
+              highlight=False)

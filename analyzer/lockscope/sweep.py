@@ -1,0 +1,281 @@
+"""``lockscope sweep``: the workload at several thread counts on one or more filesystems,
+traced, analyzed, and summarized.
+
+Points are interleaved across filesystems (repeat → threads → fs), so that drift on a
+noisy machine hits every filesystem alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shlex
+import shutil
+import signal
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from .binaries import find_binary
+from .errors import LockscopeError, UsageError
+from .host import filesystem_facts, host_facts
+from .loopfs import make_loopfs
+from .point import clean_workdir, run_point
+from .progress import SweepProgress
+from .results import SCHEMA, save_results
+from .scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
+from .sizes import parse_size
+
+SUPPORTED_FS = ("ext4", "xfs")
+DEFAULT_RUNTIME_S = 8
+DEFAULT_IMAGE = "4g"
+
+
+def parse_threads(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) <= 0:
+            raise argparse.ArgumentTypeError(f"'{part}' is not a positive integer")
+        out.append(int(part))
+    return sorted(set(out))
+
+
+def parse_fs(text: str) -> list[str]:
+    fss = [f.strip() for f in text.split(",") if f.strip()]
+    for f in fss:
+        if f not in SUPPORTED_FS:
+            raise argparse.ArgumentTypeError(
+                f"'{f}' is not supported (use {', '.join(SUPPORTED_FS)})")
+    if not fss:
+        raise argparse.ArgumentTypeError("no filesystem given")
+    return list(dict.fromkeys(fss))
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "sweep", help="run the workload at several thread counts, traced, and explain it",
+        description="Run a fio-style workload at each thread count on each filesystem with "
+        "the eBPF recorder attached, then analyze where threads waited and why throughput "
+        "stops scaling. With no arguments: 4 KiB random O_DIRECT writes into one shared "
+        "sparse file, threads 1,2,4,8, on fresh loop-backed ext4 and XFS images.")
+    p.add_argument("--fs", default="ext4,xfs", type=parse_fs,
+                   help="filesystems to compare, comma-separated (default: ext4,xfs)")
+    p.add_argument("--threads", default="1,2,4,8", type=parse_threads,
+                   help="thread counts, comma-separated (default: 1,2,4,8)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--scenario", default=None,
+                     help=f"built-in scenario (default: {DEFAULT}; see lockscope scenarios)")
+    src.add_argument("--job", metavar="FILE.fio", help="a fio job file instead of a scenario")
+    p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
+                   help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="runs per point, interleaved (default: 1)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default: ./lockscope-YYYYmmdd-HHMMSS)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--image-size", default=DEFAULT_IMAGE, metavar="SIZE",
+                       help=f"size of each sparse loop image (default: {DEFAULT_IMAGE})")
+    where.add_argument("--target", metavar="DIR", action="append",
+                       help="run in a new subdirectory of this existing ext4/XFS directory "
+                       "instead of a loop image (repeat for several filesystems)")
+    p.add_argument("--image-dir", default=None, metavar="DIR",
+                   help="where loop images are made (default: $LOCKSCOPE_IMAGE_DIR or /var/tmp)")
+    p.add_argument("--no-trace", action="store_true",
+                   help="run the workload only, without the recorder")
+    p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.set_defaults(func=run)
+
+
+def _scenario(args) -> Scenario:
+    if args.job:
+        return scenario_from_job_file(args.job)
+    return get_scenario(args.scenario or DEFAULT)
+
+
+def _out_dir(args) -> Path:
+    out = Path(args.out or datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S"))
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} exists and is not a directory")
+    if (out / "results.json").exists():
+        raise UsageError(f"--out: {out}/results.json exists; choose a new directory")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _targets(args, fss: list[str]) -> dict[str, str]:
+    """--target directories by fs label; each must be a directory on ext4 or XFS."""
+    from .host import mount_of
+
+    targets: dict[str, str] = {}
+    for t in args.target or []:
+        if not os.path.isdir(t):
+            raise UsageError(f"--target: {t} is not a directory")
+        fstype = mount_of(t).get("fstype")
+        if fstype not in SUPPORTED_FS:
+            raise UsageError(f"--target: {t} is on {fstype or 'an unknown filesystem'}, "
+                             "not ext4 or XFS")
+        label = fstype if fstype not in targets else f"{fstype}-{len(targets)}"
+        targets[label] = t
+    return targets
+
+
+def _space_needed(scenario: Scenario, threads: list[int]) -> int:
+    size = parse_size(scenario.job.get("size", "1g"))
+    files = max(threads) if scenario.file_per_thread else 1
+    return int(size * files * 1.1) + (64 << 20)
+
+
+def _check_space(path: str, need: int, what: str) -> None:
+    free = shutil.disk_usage(path).free
+    if free < need:
+        raise UsageError(f"not enough space for {what}: {need >> 20} MiB needed, "
+                         f"{free >> 20} MiB free in {path}")
+
+
+def run(args) -> int:
+    if os.geteuid() != 0:
+        raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
+                             "(lockscope doctor has the detail)")
+    if args.runtime <= 0:
+        raise UsageError("--runtime must be > 0")
+    if args.repeat < 1:
+        raise UsageError("--repeat must be >= 1")
+    scenario = _scenario(args)
+    find_binary("lockscope-load")  # fail before making anything
+    if not args.no_trace:
+        find_binary("lockscope-record")
+    targets = _targets(args, args.fs)
+    fss = list(targets) if targets else args.fs
+    image_bytes = parse_size(args.image_size) if not targets else None
+    need = _space_needed(scenario, args.threads)
+    if targets:
+        for label, t in targets.items():
+            _check_space(t, need, f"the workload on {t}")
+    else:
+        if image_bytes < need:
+            raise UsageError(f"--image-size {args.image_size} is too small for the workload "
+                             f"({need >> 20} MiB needed)")
+        image_dir = args.image_dir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
+        Path(image_dir).mkdir(parents=True, exist_ok=True)
+        _check_space(image_dir, need * len(fss), f"{len(fss)} loop image(s)")
+    out = _out_dir(args)
+
+    doc = {
+        "schema": SCHEMA, "partial": True,
+        "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"),
+        "command": ["lockscope"] + sys.argv[1:] if sys.argv[0].endswith("lockscope")
+        else ["lockscope", "sweep"],
+        "host": host_facts(),
+        "workload": {"scenario": scenario.name, "description": scenario.description,
+                     "job": scenario.job, "runtime_s": args.runtime,
+                     "threads": args.threads, "repeat": args.repeat},
+        "runs": [], "analysis": {},
+    }
+    doc["reproduce"] = [shlex.join(doc["command"])]
+    # SIGTERM should clean up like Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    interrupted = False
+    try:
+        with ExitStack() as stack:
+            workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
+            interrupted = _run_points(doc, scenario, fss, workdirs, args, out)
+    except KeyboardInterrupt:
+        interrupted = True
+    except LockscopeError:
+        # Keep the completed points before reporting the failure.
+        doc["analysis"] = {}
+        save_results(out / "results.json", doc)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return _finish(doc, out, interrupted, args)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str, Path]:
+    """Make (or enter) one working directory per filesystem; undone by the ExitStack."""
+    workdirs = {}
+    for label in fss:
+        if targets:
+            base = targets[label]
+            wd = Path(base) / datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S-%f")
+            wd.mkdir()
+            stack.callback(_remove_tree_we_made, wd)
+            doc["host"]["filesystems"][label] = filesystem_facts(str(wd))
+        else:
+            fs = make_loopfs(label, size_bytes=image_bytes, workdir=args.image_dir)
+            stack.callback(fs.destroy)
+            wd = fs.path / "lockscope"
+            wd.mkdir()
+            doc["host"]["filesystems"][label] = {
+                **filesystem_facts(str(wd), fs.image, image_bytes),
+                "device": fs.device, "fstype": fs.fstype}
+        workdirs[label] = wd
+    return workdirs
+
+
+def _remove_tree_we_made(wd: Path) -> None:
+    if wd.is_dir():
+        clean_workdir(wd)
+        wd.rmdir()
+
+
+def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> bool:
+    order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
+    with SweepProgress(len(order), args.runtime) as progress:
+        for i, (rep, n, fs) in enumerate(order):
+            label = f"{fs} threads={n}" + (f" repeat {rep + 1}/{args.repeat}"
+                                           if args.repeat > 1 else "")
+            progress.start_point(i, label)
+            wd = workdirs[fs]
+            res = run_point(scenario.job, n, args.runtime, wd, f"{scenario.name}-{n}",
+                            trace=not args.no_trace, on_status=progress.status)
+            doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
+                                "workload": res.workload, "trace": res.trace,
+                                "trace_error": res.trace_error, "files": res.files,
+                                "engine_argv": [Path(res.engine_argv[0]).name]
+                                + res.engine_argv[1:]})
+            clean_workdir(wd)
+            progress.end_point(i, label, res.workload, res.trace_error)
+            # Keep what is done on disk: a crash later still leaves a readable recording.
+            save_results(out / "results.json", doc)
+    return False
+
+
+def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
+    from .analysis import analyze
+    from .summary import print_summary
+
+    doc["partial"] = interrupted
+    if doc["runs"]:
+        doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]})
+        doc["analysis"] = analyze(doc)
+    save_results(out / "results.json", doc)
+    report = None
+    if doc["runs"] and not args.no_report:
+        report = _render_report(doc, out)
+    print_summary(doc, out, report)
+    if interrupted:
+        print(f"lockscope sweep: interrupted; {len(doc['runs'])} completed point(s) kept in "
+              f"{out / 'results.json'} (marked partial)", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _render_report(doc: dict, out: Path):
+    try:
+        from .report import render_report
+    except ImportError:
+        return None
+    try:
+        return render_report(doc, out)
+    except LockscopeError as exc:
+        print(f"lockscope sweep: report not written: {exc}", file=sys.stderr)
+        return None
