@@ -255,9 +255,12 @@ static int kallsyms_parse(char *raw, struct cand **out, size_t *nout, bool *hidd
 static int ksyms_build(struct ksyms *ks, struct cand *c, size_t n)
 {
 	uint64_t next = 0;
+	size_t ntext = 0;
 
-	ks->text = calloc(n ? n : 1, sizeof(*ks->text));
-	ks->data = calloc(n ? n : 1, sizeof(*ks->data));
+	for (size_t i = 0; i < n; i++)
+		ntext += c[i].text;
+	ks->text = calloc(ntext + 1, sizeof(*ks->text));
+	ks->data = calloc(n - ntext + 1, sizeof(*ks->data));
 	if (!ks->text || !ks->data)
 		return -ENOMEM;
 	for (size_t i = n; i-- > 0;) {
@@ -298,7 +301,8 @@ struct ksyms *ksyms_load(void)
 		err = -EPERM;
 		goto fail;
 	}
-	qsort(c, n, sizeof(*c), cand_cmp);
+	if (n)
+		qsort(c, n, sizeof(*c), cand_cmp);
 	err = ksyms_build(ks, c, n);
 	if (err)
 		goto fail;
@@ -510,7 +514,8 @@ static struct elf_syms *elf_syms_read(Elf *e)
 			err = elf_scan_symtab(e, scn, &sh, &pl, &c, &n, &cap, &seq);
 	}
 	if (!err) {
-		qsort(c, n, sizeof(*c), cand_cmp);
+		if (n)
+			qsort(c, n, sizeof(*c), cand_cmp);
 		f->names = pl.p;
 		pl.p = NULL;
 		err = elf_build_syms(f, c, n, f->names);
