@@ -7,9 +7,11 @@ import sys
 
 from . import __version__, doctor, scenarios, sweep
 from .errors import LockscopeError
+from .report import command as report_command
+from .report import flame_command
 
 # Each module adds its subparser and sets ``func``.
-COMMANDS = [sweep, scenarios, doctor]
+COMMANDS = [sweep, scenarios, doctor, report_command, flame_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

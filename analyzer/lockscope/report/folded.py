@@ -1,0 +1,152 @@
+"""Folded stacks (``frame;frame;leaf value``): read them from traces, sum, write them.
+
+The recorder stores ``runs[].trace.folded.<kind>`` as folded lines. To stay
+robust against small shape differences, a folded value may be a list of lines,
+one string with newlines, a ``{stack: value}`` mapping, or a list of
+``[stack, value]`` pairs / ``{"stack"|"frames": …, "value"|"ns"|"count": …}``
+objects, where a stack is a ``;``-joined string or a list of frames (root first).
+
+When a trace has no folded stacks of a kind, they are rebuilt from its
+records: ``locks[].waits[]`` (lock waits) or ``offcpu[]`` (off-CPU time), each
+with ``kstack``/``ustack`` (leaf first) and ``total_ns``. Kernel frames then
+get perf's ``_[k]`` mark, so user and kernel frames are coloured apart.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+KINDS = ("lockwait", "offcpu")
+# The weight each kind carries, for titles and count names.
+UNITS = {"lockwait": "ns waited", "offcpu": "ns blocked"}
+KIND_TITLES = {"lockwait": "lock waits", "offcpu": "off-CPU time"}
+_VALUE_KEYS = ("value", "ns", "total_ns", "count", "weight")
+
+
+def _stack_text(stack: Any) -> str:
+    if isinstance(stack, (list, tuple)):
+        return ";".join(str(f) for f in stack)
+    return str(stack)
+
+
+def _parse_line(line: str) -> tuple[str, int] | None:
+    # The count is after the last space: frames themselves may contain spaces.
+    stack, _, value = line.strip().rpartition(" ")
+    if not stack:
+        return None
+    try:
+        return stack, int(float(value))
+    except ValueError:
+        return None
+
+
+def iter_folded(data: Any) -> Iterator[tuple[str, int]]:
+    """Yield (stack, value) from any accepted folded representation; skips bad entries."""
+    if not data:
+        return
+    if isinstance(data, str):
+        data = data.splitlines()
+    if isinstance(data, dict):
+        for stack, value in data.items():
+            try:
+                yield str(stack), int(value)
+            except (TypeError, ValueError):
+                continue
+        return
+    for item in data:
+        if isinstance(item, str):
+            parsed = _parse_line(item)
+            if parsed:
+                yield parsed
+        elif isinstance(item, (list, tuple)) and len(item) == 2:
+            try:
+                yield _stack_text(item[0]), int(item[1])
+            except (TypeError, ValueError):
+                continue
+        elif isinstance(item, dict):
+            stack = item.get("stack", item.get("frames"))
+            value = next((item[k] for k in _VALUE_KEYS if k in item), None)
+            if stack is None or value is None:
+                continue
+            try:
+                yield _stack_text(stack), int(value)
+            except (TypeError, ValueError):
+                continue
+
+
+_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+(?:/0x[0-9a-fA-F]+)?$")
+
+
+def _record_stack(rec: dict[str, Any]) -> str | None:
+    """Root-first folded stack of a record with leaf-first kstack/ustack lists."""
+    kstack = rec.get("kstack") if isinstance(rec.get("kstack"), list) else []
+    ustack = rec.get("ustack") if isinstance(rec.get("ustack"), list) else []
+    if not kstack and not ustack:
+        return None
+    # Offsets would split one function into many frames; flame graphs merge by name.
+    user = [_OFFSET.sub("", str(f)) for f in reversed(ustack)]
+    kern = [_OFFSET.sub("", str(f)) + "_[k]" for f in reversed(kstack)]
+    comm = [str(rec["comm"])] if rec.get("comm") else []
+    return ";".join(comm + user + kern)
+
+
+def records_folded(trace: dict[str, Any], kind: str) -> dict[str, int]:
+    """Folded stacks rebuilt from a trace's lock-wait or off-CPU records."""
+    if kind == "lockwait":
+        recs = [w for lock in trace.get("locks") or [] if isinstance(lock, dict)
+                for w in lock.get("waits") or [] if isinstance(w, dict)]
+    else:
+        recs = [r for r in trace.get("offcpu") or [] if isinstance(r, dict)]
+    out: dict[str, int] = defaultdict(int)
+    for rec in recs:
+        stack = _record_stack(rec)
+        try:
+            value = int(rec.get("total_ns") or 0)
+        except (TypeError, ValueError):
+            continue
+        if stack and value > 0:
+            out[stack] += value
+    return dict(out)
+
+
+def run_folded(run: dict[str, Any], kind: str) -> Any:
+    """The folded data of one run for `kind` (rebuilt from records if need be), or None."""
+    trace = run.get("trace")
+    if not isinstance(trace, dict):
+        return None
+    folded = trace.get("folded")
+    if isinstance(folded, dict) and folded.get(kind):
+        return folded[kind]
+    return records_folded(trace, kind) or None
+
+
+def merge(runs: Iterable[dict[str, Any]], kind: str) -> dict[str, int]:
+    """Sum the `kind` stacks of several runs (the repeats of one point)."""
+    total: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for stack, value in iter_folded(run_folded(run, kind)):
+            if value > 0:
+                total[stack] += value
+    return dict(total)
+
+
+def write_folded(path: str | os.PathLike, stacks: dict[str, int]) -> Path:
+    """Write sorted folded lines (FlameGraph, inferno and speedscope read them)."""
+    p = Path(path)
+    with open(p, "w") as fh:
+        fh.writelines(f"{stack} {stacks[stack]}\n" for stack in sorted(stacks))
+    return p
+
+
+def has_kernel_annotations(stacks: dict[str, int], sample: int = 200) -> bool:
+    """True when frames carry perf-style ``_[k]`` suffixes (kernel frames marked)."""
+    for i, stack in enumerate(stacks):
+        if i >= sample:
+            break
+        if "_[k]" in stack:
+            return True
+    return False

@@ -1,0 +1,106 @@
+"""What is missing from a recording, and why, in sentences for the reader.
+
+A report must still render when BPF was unavailable (``trace: null``) or when
+some recorder features were off; it then says what is missing and the reason
+the recorder gave (``runs[].trace_error``, ``trace.features[].reason``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+_ON_KEYS = ("enabled", "on", "ok", "attached", "available")
+
+
+def normalize_features(table: Any) -> list[dict[str, Any]]:
+    """The recorder's feature table as [{name, enabled, attach, probe, reason}].
+
+    Accepts a list of objects or a ``{name: entry | bool}`` mapping; an entry's
+    on/off flag may be called enabled, on, ok, attached or available.
+    """
+    items: list[tuple[str, Any]] = []
+    if isinstance(table, dict):
+        items = list(table.items())
+    elif isinstance(table, list):
+        for e in table:
+            if isinstance(e, dict):
+                items.append((str(e.get("name") or e.get("feature") or e.get("probe") or "?"), e))
+    out = []
+    for name, e in items:
+        if isinstance(e, bool):
+            e = {"enabled": e}
+        if not isinstance(e, dict):
+            continue
+        on = next((e[k] for k in _ON_KEYS if k in e), None)
+        reason = e.get("reason") or e.get("error") or e.get("why")
+        if on is None:
+            on = not reason
+        out.append({"name": name, "enabled": bool(on),
+                    "attach": e.get("attach") or e.get("via") or e.get("how"),
+                    "probe": e.get("probe") or e.get("tracepoint"),
+                    "reason": reason})
+    return out
+
+
+def _threads_text(threads: set[int]) -> str:
+    ts = sorted(threads)
+    return ", ".join(map(str, ts)) + (" thread" if ts == [1] else " threads")
+
+
+def missing_notes(doc: dict[str, Any]) -> list[str]:
+    """Sentences saying which data is absent and why; empty when the recording is complete."""
+    notes: list[str] = []
+    if doc.get("partial"):
+        notes.append("The sweep was interrupted: this report covers only the points that "
+                     "completed.")
+    # Runs without a trace, grouped by filesystem and reason.
+    untraced: dict[tuple[str, str], set[int]] = defaultdict(set)
+    traced_runs = 0
+    off: dict[tuple[str, str], dict[str, set]] = {}
+    drops: dict[str, int] = defaultdict(int)
+    for run in doc.get("runs") or []:
+        if not isinstance(run, dict):
+            continue
+        fs = str(run.get("fs", "?"))
+        trace = run.get("trace")
+        if not isinstance(trace, dict):
+            why = run.get("trace_error") or "no reason recorded"
+            untraced[(fs, str(why))].add(run.get("threads"))
+            continue
+        traced_runs += 1
+        for f in normalize_features(trace.get("features")):
+            if not f["enabled"]:
+                key = (f["name"], str(f["reason"] or "no reason recorded"))
+                slot = off.setdefault(key, {"fs": set(), "threads": set()})
+                slot["fs"].add(fs)
+                slot["threads"].add(run.get("threads"))
+        for k, v in (trace.get("drops") or {}).items():
+            if isinstance(v, (int, float)) and v > 0:
+                drops[k] += int(v)
+    for (fs, why), threads in sorted(untraced.items(), key=lambda kv: kv[0]):
+        notes.append(f"{fs} ({_threads_text({t for t in threads if t is not None})}): not "
+                     f"traced, so no lock waits, stacks, DIO classes or time shares: {why}")
+    for (name, why), where in sorted(off.items()):
+        fss = ", ".join(sorted(where["fs"]))
+        notes.append(f"recorder feature '{name}' was off ({fss}): {why}")
+    for k, v in sorted(drops.items()):
+        notes.append(f"the recorder dropped data ({k.replace('_', ' ')}: {v:,}); totals from "
+                     "the trace are lower bounds")
+    analysis = doc.get("analysis")
+    if not isinstance(analysis, dict):
+        notes.append("results.json has no analysis section: throughput and latency below are "
+                     "computed from the runs' workload statistics; there is no verdict, USL "
+                     "fit or lock ranking.")
+    else:
+        ran = {str(r.get("fs")) for r in doc.get("runs") or [] if isinstance(r, dict)}
+        for fs in sorted(ran):
+            if not isinstance(analysis.get(fs), dict):
+                notes.append(f"{fs}: no analysis in results.json; its figures come from the "
+                             "workload statistics only.")
+    return notes
+
+
+def feature_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The host's recorder feature table (host.features), normalized."""
+    return normalize_features((doc.get("host") or {}).get("features"))

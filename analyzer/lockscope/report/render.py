@@ -1,0 +1,131 @@
+"""render_report(): turn one results.json document into report files.
+
+This is what ``lockscope report`` runs and what ``lockscope sweep`` calls at
+its end. Files written into `out_dir` (names can be overridden per format):
+
+- ``report.html``: one self-contained page (inline CSS/SVG, flame graphs as
+  data: URLs), if "html" is in `formats`;
+- ``report.md`` with ``report-scaling.png``, ``report-time-share.png`` and
+  ``report-latency.png`` beside it, if "md" is in `formats`;
+- ``report.json``: the analysis as JSON, if "json" is in `formats`;
+- ``flame/<fs>-<kind>-<N>threads.{folded,svg}`` and
+  ``flame/<fs>-<kind>-diff-<lo>to<hi>threads.{folded,svg}`` for html or md
+  (SVGs only when inferno is installed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import UsageError
+from .flame import FlameSet, collect, draw, files_written
+from .html import render_html
+from .inferno import MISSING_NOTE, find_inferno
+from .jsonout import dumps, report_json
+from .markdown import render_markdown
+from .model import build_model
+from .outputs import OutputGuard
+from .plots import render_plots
+
+FORMATS = ("html", "md", "json")
+DEFAULT_NAMES = {"html": "report.html", "md": "report.md", "json": "report.json"}
+
+
+@dataclass
+class RenderResult:
+    """What render_report wrote, and notes for the user (e.g. inferno missing)."""
+
+    outputs: dict[str, Path] = field(default_factory=dict)   # format -> report file
+    files: list[Path] = field(default_factory=list)          # every file written
+    flame_dir: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _write(path: Path, text: str) -> Path:
+    # Write beside, then rename: a reader never sees half a report.
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
+                  formats: Iterable[str] = ("html",), *,
+                  names: dict[str, str | os.PathLike] | None = None,
+                  flame: bool = True, force: bool = False, source: str = "",
+                  jobs: int | None = None) -> RenderResult:
+    """Render `doc` (a loaded results.json) into `out_dir`; returns what was written.
+
+    `formats` is any of "html", "md", "json". `names` overrides the file of a
+    format (relative to `out_dir`, or absolute). `flame=False` skips flame
+    graphs. Existing files not written by lockscope are never overwritten
+    unless `force` (UsageError otherwise). `source` is the results.json path
+    shown in the report. `jobs` caps parallel inferno processes.
+    """
+    formats = list(dict.fromkeys(formats))
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise UsageError(f"unknown report format {', '.join(bad) or '(none)'}: "
+                         f"choose from {', '.join(FORMATS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    guard = OutputGuard(force)
+    targets = {f: guard.claim(out / (names or {}).get(f, DEFAULT_NAMES[f])) for f in formats}
+    result = RenderResult()
+    model = build_model(doc, source)
+
+    flames: FlameSet | None = None
+    drawing: threading.Thread | None = None
+    visual = [f for f in formats if f in ("html", "md")]
+    if visual and flame:
+        result.flame_dir = out / "flame"
+        flames = collect(doc, result.flame_dir, claim=guard.claim)
+        inferno = find_inferno()
+        if inferno is None:
+            flames.notes.insert(0, MISSING_NOTE)
+            draw(flames, None)
+        elif flames.graphs:
+            # inferno runs in its own processes while matplotlib draws the plots here.
+            drawing = threading.Thread(target=draw, args=(flames, inferno, jobs), daemon=True)
+            drawing.start()
+
+    plots = []
+    if visual:
+        png_dir = None
+        if "md" in formats:
+            png_dir = targets["md"].parent
+            for name in ("scaling", "time-share", "latency"):
+                guard.claim(png_dir / f"{targets['md'].stem}-{name}.png")
+        plots = render_plots(model.filesystems, png_dir=png_dir,
+                             png_prefix=targets["md"].stem if "md" in formats else "report",
+                             svg="html" in formats)
+    if drawing is not None:
+        drawing.join()
+    if flames is not None:
+        model.flame_notes = flames.notes
+        result.notes.extend(flames.notes)
+        result.files.extend(files_written(flames))
+    result.files.extend(p.png for p in plots if p.png is not None)
+
+    if "html" in formats:
+        result.outputs["html"] = _write(targets["html"], render_html(
+            model, plots, flames, targets["html"].parent))
+    if "md" in formats:
+        result.outputs["md"] = _write(targets["md"], render_markdown(
+            model, plots, flames, targets["md"].parent))
+    if "json" in formats:
+        result.outputs["json"] = _write(targets["json"], dumps(report_json(doc, model)))
+    result.files.extend(result.outputs.values())
+    guard.save()
+    return result
+
+
+def print_notes(result: RenderResult) -> None:
+    """One line per note on stderr (used by the CLI)."""
+    for note in result.notes:
+        print(f"lockscope report: {note}", file=sys.stderr)
