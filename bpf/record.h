@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Types shared by record.bpf.c and the lockscope-record user side.
+ * Only __u32/__u64 fields, so both sides agree on every layout. */
+#ifndef LOCKSCOPE_RECORD_H
+#define LOCKSCOPE_RECORD_H
+
+#ifndef __VMLINUX_H__   /* the BPF side has its types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
+/* hist[i] counts values in [2^i, 2^(i+1)) ns; slot 0 also takes 0 and 1. */
+#define REC_HIST_SLOTS 40
+#define REC_COMM_WORDS 2      /* TASK_COMM_LEN (16) as two __u64 */
+#define REC_MAX_STACK_DEPTH 127
+#define REC_NO_STACK 0xffffffffu
+#define REC_MAX_PIDS 64       /* --pid list */
+#define REC_NR_SYSCALLS 6
+
+/* What each drop counter counts (per-CPU array "drops"). */
+enum rec_drop {
+	DROP_LOCKS_FULL,        /* lock-wait stats map full */
+	DROP_INODES_FULL,       /* address -> inode map full */
+	DROP_TASKS_FULL,        /* per-thread map full */
+	DROP_OFFCPU_FULL,       /* off-CPU stats map full */
+	DROP_DIO_FULL,          /* per-inode DIO stats map full */
+	DROP_INFLIGHT_FULL,     /* in-flight DIO or block request map full */
+	DROP_OTHER_FULL,        /* syscall, block, jbd2 stats maps full */
+	DROP_STACK_MISSING,     /* bpf_get_stackid failed (kernel or user) */
+	DROP_NESTED_BEGIN,      /* begin while the slot held another lock */
+	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
+	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
+	DROP_BLOCK_UNTRACKED,   /* block_rq_complete without its issue */
+	DROP_REPEAT_BEGIN,      /* not a loss: extra begins folded into one wait */
+	DROP_MAX,
+};
+
+/* Lock kinds learned from probes that see an inode's lock address. */
+enum rec_lock_kind {
+	KIND_UNKNOWN = 0,
+	KIND_I_RWSEM = 1,        /* VFS inode->i_rwsem (XFS IOLOCK too) */
+	KIND_XFS_ILOCK = 2,      /* xfs_inode->i_lock */
+	KIND_INVALIDATE_LOCK = 3, /* mapping->invalidate_lock (XFS MMAPLOCK) */
+	KIND_I_DATA_SEM = 4,     /* ext4_inode_info->i_data_sem */
+};
+
+/* One (lock, flags, kernel stack, user stack, process) key. */
+struct lock_key {
+	__u64 addr;
+	__u32 flags;
+	__u32 kstack;
+	__u32 ustack;
+	__u32 pid;
+};
+
+struct lock_val {
+	__u64 count;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 interrupted;    /* contention_end ret < 0 */
+	__u64 repeats;        /* extra begins of one wait (mutex spin, then sleep) */
+	__u64 excl_count;     /* rwsem writer-locked at begin */
+	__u64 excl_ns;
+	__u64 reader_count;   /* rwsem reader-held (no writer) at begin */
+	__u64 reader_ns;
+	__u64 hist[REC_HIST_SLOTS];
+};
+
+struct inode_lock_val {
+	__u64 ino;
+	__u32 dev;            /* kernel dev_t: major << 20 | minor */
+	__u32 kind;           /* enum rec_lock_kind */
+	__u32 pid;            /* a process seen using the inode (for /proc/PID/fd) */
+	__u32 pad;
+};
+
+struct inode_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* DIO (and buffered) write classes per inode. */
+enum rec_dio_class {
+	DC_WRITE,
+	DC_READ,
+	DC_ALIGNED,
+	DC_UNALIGNED,
+	DC_EXTENDING,
+	DC_HOLE,
+	DC_UNWRITTEN,
+	DC_MAPPED,
+	DC_DSYNC,
+	DC_BUFFERED,
+	DC_ALLOCATING,   /* ext4 map_blocks NEW or xfs_iomap_alloc during the write */
+	DC_AIO,
+	DC_CONVERTED,    /* xfs_unwritten_convert (counted per inode, any context) */
+	DC_MAX,
+};
+
+struct lat_stat {
+	__u64 count;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 hist[REC_HIST_SLOTS];
+};
+
+struct dio_val {
+	__u64 count[DC_MAX];
+	__u64 bytes[DC_MAX];
+	__u64 blksize;
+	struct lat_stat write_lat;
+	struct lat_stat read_lat;
+	struct lat_stat pre_iomap;  /* fentry/kprobe extra: entry -> iomap_dio_rw_begin */
+};
+
+/* Why a thread was off CPU, as far as the kernel side can tell. */
+enum rec_off_reason {
+	OFF_OTHER = 0,   /* user space splits this into io / journal / other */
+	OFF_LOCK = 1,    /* a sleeping-lock contention slot was active */
+	OFF_RUNQUEUE = 2, /* preempted while runnable */
+};
+
+struct offcpu_key {
+	__u64 lock_addr;
+	__u32 tid;
+	__u32 pid;
+	__u32 kstack;
+	__u32 ustack;
+	__u32 reason;
+	__u32 pad;
+};
+
+struct offcpu_val {
+	__u64 count;
+	__u64 total_ns;
+};
+
+/* Per traced thread: time accounting plus the slots the probes need. */
+struct task_val {
+	__u64 comm[REC_COMM_WORDS];
+	__u32 pid;
+	__u32 flags;           /* TF_* */
+	__u64 oncpu_ns;
+	__u64 offcpu_ns;
+	__u64 runq_ns;
+	__u64 in_ts;           /* switched in */
+	__u64 out_ts;          /* switched out (0 while on CPU) */
+	__u64 wake_ts;
+	__u64 out_lock;        /* sleeping lock at switch-out */
+	__u32 out_kstack;
+	__u32 out_ustack;
+	/* sleeping-lock contention slot */
+	__u64 lock;
+	__u64 lock_ts;
+	__u32 lock_flags;
+	__u32 lock_kstack;
+	__u32 lock_ustack;
+	__u32 lock_state;      /* LS_* */
+	__u32 lock_nested;
+	__u32 lock_repeats;
+	/* syscall slot */
+	__u64 sys_ts;
+	__u64 sys_ino;
+	__u32 sys_idx;         /* index in syscall_nrs + 1; 0 = none */
+	__u32 sys_dev;         /* regular file written without O_DIRECT */
+	/* current DIO (for iomap_iter_dstmap and map_blocks) */
+	__u64 dio_iocb;
+	__u64 entry_ts;        /* fentry/kprobe extra */
+};
+
+#define TF_PREEMPTED 1u    /* switched out while runnable */
+
+/* rwsem count at contention_begin (kernel/locking/rwsem.c) */
+#define LS_EXCL 1u          /* RWSEM_WRITER_LOCKED set */
+#define LS_READERS 2u       /* reader count non-zero, no writer */
+
+struct spin_slot {
+	__u64 lock;
+	__u64 ts;
+	__u32 flags;
+	__u32 kstack;
+	__u32 ustack;
+	__u32 state;
+	__u32 nested;
+	__u32 pid;
+};
+
+struct dio_inflight {
+	__u64 ts;
+	__u64 ino;
+	__u64 bytes;
+	__u32 dev;
+	__u32 classes;         /* bit per enum rec_dio_class */
+	__u32 write;
+	__u32 pad;
+};
+
+struct block_inflight {
+	__u64 ts;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* jbd2 handles per (dev, type, line_no) */
+struct jbd2_handle_key {
+	__u32 dev;
+	__u32 type;
+	__u32 line_no;
+	__u32 pad;
+};
+
+struct jbd2_handle_val {
+	__u64 starts;
+	__u64 requested_blocks;
+	__u64 stats;
+	__u64 interval_jiffies;
+	__u64 sync;
+	__u64 dirtied_blocks;
+};
+
+/* jbd2 commits per dev, from jbd2_run_stats (times in jiffies) */
+struct jbd2_commit_val {
+	__u64 count;
+	__u64 wait;
+	__u64 request_delay;
+	__u64 running;
+	__u64 locked;
+	__u64 flushing;
+	__u64 logging;
+	__u64 handle_count;
+	__u64 blocks;
+	__u64 blocks_logged;
+	__u64 max_locked;
+	__u64 max_running;
+};
+
+/* Bits the kernel side needs, decoded at run time from tracefs formats
+ * (defaults when a format file is unreadable). */
+struct rec_bits {
+	__u32 lcb_spin;
+	__u32 lcb_read;
+	__u32 lcb_write;
+	__u32 lcb_rt;
+	__u32 lcb_percpu;
+	__u32 lcb_mutex;
+	__u32 iocb_write;
+	__u32 iocb_dsync;
+	__u32 iocb_sync;
+	__u32 iomap_hole;
+	__u32 iomap_unwritten;
+	__u32 iomap_mapped;
+	__u32 iomap_f_new;
+	__u32 ext4_map_new;
+	__u32 xfs_iolock;      /* IOLOCK_EXCL | IOLOCK_SHARED */
+	__u32 xfs_ilock;
+	__u32 xfs_mmaplock;
+	__u32 o_direct;
+};
+
+#endif

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Learning which lock addresses belong to which inode, from filesystem
+ * tracepoints that carry an inode (or an xfs_inode) pointer. */
+#ifndef LOCKSCOPE_RECORD_INODE_BPF_H
+#define LOCKSCOPE_RECORD_INODE_BPF_H
+
+/* The current thread's in-flight DIO write on inode ino, if any. */
+static __always_inline struct dio_inflight *active_dio_write(__u64 ino)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_val *t = bpf_map_lookup_elem(&tasks, &tid);
+	struct dio_inflight *in;
+
+	if (!t || !t->dio_iocb)
+		return NULL;
+	in = bpf_map_lookup_elem(&dio_inflight, &t->dio_iocb);
+	if (!in || !in->write || in->ino != ino)
+		return NULL;
+	return in;
+}
+
+/* fs/xfs/xfs_inode.c, xfs_ilock(): fires before the lock is taken. The
+ * IOLOCK is the VFS inode's i_rwsem, the MMAPLOCK is the mapping's
+ * invalidate_lock, the ILOCK is xfs_inode->i_lock. */
+static __always_inline void on_xfs_ilock(struct xfs_inode *ip, __u32 lock_flags)
+{
+	struct inode *inode = &ip->i_vnode;
+	__u32 dev;
+	__u64 ino;
+
+	inode_ids(inode, &dev, &ino);
+	if (lock_flags & bits.xfs_iolock)
+		learn((__u64)&inode->i_rwsem, dev, ino, KIND_I_RWSEM);
+	if (lock_flags & bits.xfs_ilock)
+		learn((__u64)&ip->i_lock, dev, ino, KIND_XFS_ILOCK);
+	if (lock_flags & bits.xfs_mmaplock) {
+		struct address_space *mapping = BPF_CORE_READ(inode, i_mapping);
+
+		learn((__u64)&mapping->invalidate_lock, dev, ino, KIND_INVALIDATE_LOCK);
+	}
+}
+
+TP_TWIN(xfs_ilock, xfs_ilock,
+	on_xfs_ilock(ip, lock_flags), struct xfs_inode *ip, unsigned int lock_flags,
+	unsigned long caller_ip)
+
+/* fs/ext4/inode.c, ext4_map_blocks(): i_data_sem is held around
+ * ext4_ext_map_blocks(); the inode is embedded in struct ext4_inode_info. */
+static __always_inline void on_ext4_map_exit(struct inode *inode, struct ext4_map_blocks *map, int ret)
+{
+	__u64 base = (__u64)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
+	__u32 dev;
+	__u64 ino;
+
+	inode_ids(inode, &dev, &ino);
+	learn(base + bpf_core_field_offset(struct ext4_inode_info, i_data_sem), dev, ino,
+	      KIND_I_DATA_SEM);
+	if (ret > 0 && (BPF_CORE_READ(map, m_flags) & bits.ext4_map_new)) {
+		struct dio_inflight *in = active_dio_write(ino);
+
+		if (in)
+			in->classes |= 1u << DC_ALLOCATING;
+	}
+}
+
+TP_TWIN(ext4_ext_map_blocks_exit, ext4_map_exit,
+	on_ext4_map_exit(inode, map, ret), struct inode *inode, unsigned int flags,
+	struct ext4_map_blocks *map, int ret)
+
+/* fs/xfs/xfs_iomap.c: blocks allocated for a write (xfs_iomap_write_direct
+ * and the buffered-write delalloc conversion). */
+static __always_inline void on_xfs_iomap_alloc(struct xfs_inode *ip)
+{
+	struct dio_inflight *in = active_dio_write(BPF_CORE_READ(ip, i_ino));
+
+	if (in)
+		in->classes |= 1u << DC_ALLOCATING;
+}
+
+TP_TWIN(xfs_iomap_alloc, xfs_iomap_alloc,
+	on_xfs_iomap_alloc(ip), struct xfs_inode *ip, long long offset, long count,
+	int whichfork, void *irec)
+
+/* Unwritten extents converted at I/O completion (a worker, not the writer). */
+static __always_inline void on_xfs_unwritten_convert(struct xfs_inode *ip, long count)
+{
+	struct dio_val *d;
+	__u32 dev;
+	__u64 ino;
+
+	if (!enabled)
+		return;
+	inode_ids(&ip->i_vnode, &dev, &ino);
+	d = dio_stats_of(dev, ino);
+	if (d)
+		class_add(d, DC_CONVERTED, count);
+}
+
+TP_TWIN(xfs_unwritten_convert, xfs_unwritten_convert,
+	on_xfs_unwritten_convert(ip, count), struct xfs_inode *ip, long long offset, long count)
+
+/* Buffered writes: fs/xfs/xfs_file.c xfs_file_buffered_write() fires with
+ * the IOLOCK held; fs/ext4/inode.c ext4_(da_)write_begin() with i_rwsem held
+ * (ext4_buffered_write_iter). */
+static __always_inline void on_xfs_buffered_write(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct inode *inode = BPF_CORE_READ(iocb, ki_filp, f_inode);
+	struct dio_val *d;
+	__u32 dev;
+	__u64 ino;
+
+	learn_i_rwsem(inode);
+	if (!count_buffered_in_fs || !enabled || !traced_current())
+		return;
+	inode_ids(inode, &dev, &ino);
+	d = dio_stats_of(dev, ino);
+	if (d)
+		class_add(d, DC_BUFFERED, BPF_CORE_READ(from, count));
+}
+
+TP_TWIN(xfs_file_buffered_write, xfs_buffered_write,
+	on_xfs_buffered_write(iocb, from), struct kiocb *iocb, struct iov_iter *from)
+TP_TWIN(ext4_da_write_begin, ext4_da_write_begin,
+	learn_i_rwsem(inode), struct inode *inode, long long pos, unsigned int len)
+TP_TWIN(ext4_write_begin, ext4_write_begin,
+	learn_i_rwsem(inode), struct inode *inode, long long pos, unsigned int len)
+
+#endif

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Maps and globals of record.bpf.c. Sizes here are placeholders: the user
+ * side sets every max_entries from its options before load. */
+#ifndef LOCKSCOPE_RECORD_MAPS_BPF_H
+#define LOCKSCOPE_RECORD_MAPS_BPF_H
+
+/* Set before load (rodata). */
+const volatile struct rec_bits bits = {
+	.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8,
+	.lcb_percpu = 16, .lcb_mutex = 32,
+	.iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
+	.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
+	.ext4_map_new = 1 << 5,
+	.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
+	.o_direct = 040000,
+};
+const volatile __u32 self_pid = 0;
+const volatile bool has_pid_filter = false;
+const volatile bool has_comm_filter = false;
+const volatile bool has_cgroup_filter = false;
+const volatile char comm_filter[16] = {};
+const volatile __u64 cgroup_id = 0;
+const volatile __u32 cgroup_level = 0;
+const volatile __u64 min_block_ns = 1000;
+const volatile bool user_stacks = true;
+/* write, pwrite64, pwritev, pwritev2 (take an fd), io_submit, io_uring_enter */
+const volatile __u32 syscall_nrs[REC_NR_SYSCALLS] = {
+	0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
+};
+#define REC_FD_SYSCALLS 4
+/* Buffered writes are counted at sys_exit; without the syscalls group,
+ * xfs_file_buffered_write counts them instead. */
+const volatile bool count_buffered_in_fs = false;
+
+/* Written by user space while running (bss is mmap'ed). */
+volatile __u32 enabled = 0;
+volatile __u64 start_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, REC_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} filter_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct lock_key);
+	__type(value, struct lock_val);
+} lock_stats SEC(".maps");
+
+/* Lock address -> the inode it belongs to. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct inode_lock_val);
+} inode_locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct task_val);
+} tasks SEC(".maps");
+
+/* Spinning waits nest inside sleeping-lock slow paths, so they get their
+ * own per-CPU slot (as perf lock contention does). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct spin_slot);
+} spin_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+} offcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct inode_key);
+	__type(value, struct dio_val);
+} dio_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct dio_inflight);
+} dio_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct block_inflight);
+} block_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct lat_stat);
+} block_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, REC_NR_SYSCALLS);
+	__type(key, __u32);
+	__type(value, struct lat_stat);
+} syscall_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct jbd2_handle_key);
+	__type(value, struct jbd2_handle_val);
+} jbd2_handles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct jbd2_commit_val);
+} jbd2_commits SEC(".maps");
+
+/* Per-CPU direct-mapped cache of recently learned lock addresses: the
+ * learning probes (xfs_ilock above all) fire far more often than inodes
+ * change, and a hit avoids a hash lookup. */
+#define LEARN_CACHE_SLOTS 16
+struct learn_cache {
+	__u64 addr[LEARN_CACHE_SLOTS];
+	__u64 ino[LEARN_CACHE_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct learn_cache);
+} learn_cache SEC(".maps");
+
+#endif

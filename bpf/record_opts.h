@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* lockscope-record's command line. */
+#ifndef LOCKSCOPE_RECORD_OPTS_H
+#define LOCKSCOPE_RECORD_OPTS_H
+
+#include <stdbool.h>
+#include "record.h"
+
+#define EXIT_USAGE 2
+
+struct rec_opts {
+	double duration;            /* seconds; 0 = until a signal (or stdin) */
+	const char *out;            /* NULL = stdout */
+	int pids[REC_MAX_PIDS];
+	int nr_pids;
+	const char *comm;
+	const char *cgroup;
+	bool start_on_stdin;
+	bool list_features;
+	bool user_stacks;
+	bool verbose;
+	unsigned int min_block_us;
+	unsigned int max_locks;
+	unsigned int max_stacks;
+	unsigned int stack_depth;
+	unsigned int max_inodes;
+	unsigned int max_threads;
+	unsigned int max_offcpu;
+	unsigned int max_inflight;
+	unsigned int scan_ms;       /* how often /proc is read during the run */
+	unsigned int mount_search_max;
+	const char *disable;        /* comma-separated group names */
+	const char *attach_kinds;   /* comma-separated attach kinds allowed */
+	int argc;
+	char **argv;
+};
+
+/* Fills opts from argv. Returns 0 to go on, -1 when the run should end with
+ * *exit_code (help printed: 0; bad input: EXIT_USAGE, message printed). */
+int rec_opts_parse(int argc, char **argv, struct rec_opts *opts, int *exit_code);
+
+/* One-line error on stderr, prefixed with the program name. */
+void rec_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

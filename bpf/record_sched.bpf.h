@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Where each traced thread's time goes (on CPU, blocked, runnable but
+ * waiting) and off-CPU time by stack, the offcputime way: stacks are taken
+ * at switch-out, the time is known at switch-in.
+ *
+ * The filters apply to the thread switching out (it is current); a thread
+ * switching in is followed only if it already has an entry. */
+#ifndef LOCKSCOPE_RECORD_SCHED_BPF_H
+#define LOCKSCOPE_RECORD_SCHED_BPF_H
+
+static struct offcpu_val zero_off;
+
+static __always_inline void offcpu_add(struct task_val *t, __u32 tid, __u32 reason,
+				       __u64 lock, __u64 ns)
+{
+	struct offcpu_key k = {
+		.lock_addr = lock, .tid = tid, .pid = t->pid, .kstack = t->out_kstack,
+		.ustack = t->out_ustack, .reason = reason,
+	};
+	struct offcpu_val *v;
+
+	if (ns < min_block_ns)
+		return;
+	v = lookup_or_init(&offcpu, &k, &zero_off, DROP_OFFCPU_FULL);
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->total_ns, ns);
+}
+
+static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u64 now)
+{
+	struct task_val *t;
+
+	if (!tid || !traced_current())
+		return;
+	t = current_task();
+	if (!t)
+		return;
+	t->oncpu_ns += now - since_start(t->in_ts);
+	t->out_ts = now;
+	t->wake_ts = 0;
+	t->flags = runnable ? TF_PREEMPTED : 0;
+	t->out_lock = t->lock;
+	t->out_kstack = kstack_id(ctx);
+	t->out_ustack = ustack_id(ctx);
+}
+
+/* Whether a task that is not current passes the filters (tp_btf and raw_tp
+ * give the task; the classic event does not, so there next is not followed
+ * until it first switches out). */
+static __always_inline bool traced_task(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	char comm[16];
+	int i;
+
+	if (tgid == self_pid || !BPF_CORE_READ(task, pid))
+		return false;
+	if (has_pid_filter && !bpf_map_lookup_elem(&filter_pids, &tgid))
+		return false;
+	if (has_comm_filter) {
+		BPF_CORE_READ_INTO(&comm, task, comm);
+		for (i = 0; i < 16; i++) {
+			if (comm[i] != comm_filter[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	if (has_cgroup_filter) {
+		struct cgroup *cgrp = BPF_CORE_READ(task, cgroups, dfl_cgrp), *anc = NULL;
+
+		if (!cgrp || BPF_CORE_READ(cgrp, level) < (int)cgroup_level)
+			return false;
+		bpf_probe_read_kernel(&anc, sizeof(anc), &cgrp->ancestors[cgroup_level]);
+		if (!anc || BPF_CORE_READ(anc, kn, id) != cgroup_id)
+			return false;
+	}
+	return true;
+}
+
+static __always_inline struct task_val *task_entry_for(__u32 tid, struct task_struct *task)
+{
+	struct task_val *t = bpf_map_lookup_elem(&tasks, &tid);
+
+	if (t || !task || !traced_task(task))
+		return t;
+	t = lookup_or_init(&tasks, &tid, &zero_task, DROP_TASKS_FULL);
+	if (t) {
+		t->pid = BPF_CORE_READ(task, tgid);
+		BPF_CORE_READ_INTO(&t->comm, task, comm);
+		/* Off CPU since the window opened or the thread was forked
+		 * (start_time is CLOCK_MONOTONIC, like bpf_ktime_get_ns);
+		 * blocked or runnable is unknown, and there is no stack. */
+		t->offcpu_ns += bpf_ktime_get_ns() - since_start(BPF_CORE_READ(task, start_time));
+	}
+	return t;
+}
+
+static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64 now)
+{
+	struct task_val *t = task_entry_for(tid, task);
+	__u64 out, wake, blocked;
+
+	if (!t)
+		return;
+	if (t->out_ts) {
+		out = since_start(t->out_ts);
+		if (t->flags & TF_PREEMPTED) {
+			t->runq_ns += now - out;
+			offcpu_add(t, tid, OFF_RUNQUEUE, 0, now - out);
+		} else {
+			wake = t->wake_ts;
+			if (wake > out && wake <= now) {
+				blocked = wake - out;
+				t->runq_ns += now - wake;
+			} else {
+				blocked = now - out;
+			}
+			t->offcpu_ns += blocked;
+			offcpu_add(t, tid, t->out_lock ? OFF_LOCK : OFF_OTHER, t->out_lock, blocked);
+		}
+	}
+	t->out_ts = 0;
+	t->in_ts = now;
+}
+
+static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, __u32 next_tid,
+				      struct task_struct *next)
+{
+	__u64 now;
+
+	if (!enabled)
+		return;
+	now = bpf_ktime_get_ns();
+	switch_out(ctx, prev_tid, runnable, now);
+	if (next_tid)
+		switch_in(next_tid, next, now);
+}
+
+/* sched_switch's prev_state is the state the task blocks in; preempt says
+ * it was preempted while runnable (kernel/sched/core.c, __schedule). */
+TP_TWIN(sched_switch, sched_switch,
+	on_switch(ctx, BPF_CORE_READ(prev, pid), preempt || prev_state == 0,
+		  BPF_CORE_READ(next, pid), next),
+	bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
+
+/* The classic event reports TASK_REPORT_MAX for a preempted task and
+ * masks the rest with TASK_REPORT_MAX - 1 (include/trace/events/sched.h,
+ * __trace_sched_switch_state): a zero low byte is runnable. */
+SEC("tracepoint/sched/sched_switch")
+int sched_switch_tp(struct trace_event_raw_sched_switch *ctx)
+{
+	on_switch(ctx, ctx->prev_pid, (ctx->prev_state & 0xff) == 0, ctx->next_pid, NULL);
+	return 0;
+}
+
+static __always_inline void on_wakeup(__u32 tid)
+{
+	struct task_val *t;
+
+	if (!enabled)
+		return;
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (t && t->out_ts && !(t->flags & TF_PREEMPTED) && !t->wake_ts)
+		t->wake_ts = bpf_ktime_get_ns();
+}
+
+TP_TWIN(sched_wakeup, sched_wakeup, on_wakeup(BPF_CORE_READ(p, pid)), struct task_struct *p)
+SEC("tracepoint/sched/sched_wakeup")
+int sched_wakeup_tp(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	on_wakeup(ctx->pid);
+	return 0;
+}
+
+#endif

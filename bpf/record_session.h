@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One recording, with the lifecycle of perf's lock-contention skeleton:
+ * prepare (load, attach) -> start (open the window) -> stop -> read -> finish. */
+#ifndef LOCKSCOPE_RECORD_SESSION_H
+#define LOCKSCOPE_RECORD_SESSION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "record.h"
+#include "record_filter.h"
+#include "record_opts.h"
+#include "record_probe.h"
+#include "record_read.h"
+#include "record_stacks.h"
+#include "record_tpfmt.h"
+
+struct rec_paths;
+
+struct rec_session {
+	const struct rec_opts *opts;
+	struct rec_filter filter;
+	struct rec_probe probe;
+	struct rec_bits bits;
+	struct tpfmt_source decoding[TPFMT_NR_SOURCES];
+	__u32 syscall_nrs[REC_NR_SYSCALLS];
+	struct rec_paths *paths;
+	struct rec_stacks stacks;
+	bool stacks_ready;
+	struct rec_data data;
+	bool data_ready;
+	__u64 start_mono, end_mono, start_wall, end_wall;
+	bool started;
+	unsigned int hz;            /* kernel CONFIG_HZ, 0 if unknown */
+	int *seen_pids;             /* processes whose maps were read */
+	size_t nr_seen, cap_seen;
+};
+
+extern const char *const rec_syscall_names[REC_NR_SYSCALLS];
+
+int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f);
+void rec_start(struct rec_session *s);
+/* While recording: read /proc for new inodes and processes. */
+void rec_tick(struct rec_session *s);
+void rec_stop(struct rec_session *s);
+int rec_read(struct rec_session *s);
+void rec_finish(struct rec_session *s);
+
+/* The JSON document (record_json.c). 0 or a negative errno. */
+int rec_write_json(struct rec_session *s, FILE *f);
+
+#endif

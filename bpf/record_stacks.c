@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Stack symbolization and folded lines. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record_read.h"
+#include "record_stacks.h"
+#include "symbolize.h"
+
+/* Frames of the tracing machinery between the traced kernel code and the
+ * BPF program; they say nothing about the wait. */
+static const char *const machinery[] = {
+	"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_trampoline_",
+	"trace_call_bpf", "perf_trace_", "perf_syscall_", "trace_event_raw_event_",
+	"__bpf_prog_run", "bpf_get_stackid", "__traceeval",
+};
+
+static bool is_machinery(const char *frame)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(machinery) / sizeof(machinery[0]); i++)
+		if (!strncmp(frame, machinery[i], strlen(machinery[i])))
+			return true;
+	return false;
+}
+
+int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks)
+{
+	memset(s, 0, sizeof(*s));
+	s->skel = skel;
+	s->ksyms = ksyms_load();
+	if (!s->ksyms)
+		s->ksyms_err = errno;
+	s->usyms = usyms_new();
+	s->kcache_len = max_stacks;
+	s->kcache = calloc(max_stacks, sizeof(*s->kcache));
+	return s->kcache ? 0 : -ENOMEM;
+}
+
+void stacks_free(struct rec_stacks *s)
+{
+	size_t i;
+
+	for (i = 0; s->kcache && i < s->kcache_len; i++)
+		free(s->kcache[i]);
+	free(s->kcache);
+	if (s->ksyms)
+		ksyms_free(s->ksyms);
+	if (s->usyms)
+		usyms_free(s->usyms);
+	memset(s, 0, sizeof(*s));
+}
+
+void stacks_add_pid(struct rec_stacks *s, int pid)
+{
+	if (s->usyms && pid > 0)
+		usyms_add_pid(s->usyms, pid);
+}
+
+const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
+{
+	__u64 ips[REC_MAX_STACK_DEPTH];
+	struct frames *fr;
+	int n, i, skip = 0;
+
+	if (id == REC_NO_STACK || id >= s->kcache_len)
+		return NULL;
+	if (s->kcache[id])
+		return s->kcache[id];
+	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
+	if (n <= 0 || !(fr = calloc(1, sizeof(*fr))))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (s->ksyms)
+			ksyms_format(s->ksyms, ips[i], fr->f[fr->n], FRAME_LEN);
+		else
+			snprintf(fr->f[fr->n], FRAME_LEN, SYM_UNKNOWN);
+		if (fr->n == 0 && skip == i && is_machinery(fr->f[0])) {
+			skip++;
+			continue;
+		}
+		fr->n++;
+	}
+	s->kcache[id] = fr;
+	return fr;
+}
+
+bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
+{
+	__u64 ips[REC_MAX_STACK_DEPTH];
+	int n, i;
+
+	out->n = 0;
+	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
+	for (i = 0; i < n; i++) {
+		if (s->usyms)
+			usyms_format(s->usyms, pid, ips[i], out->f[out->n], FRAME_LEN);
+		else
+			snprintf(out->f[out->n], FRAME_LEN, SYM_UNKNOWN);
+		out->n++;
+	}
+	/* Code built without frame pointers ends the walk in garbage: keep one
+	 * [unknown] for the whole unresolvable root end. */
+	while (out->n > 1 && !strcmp(out->f[out->n - 1], SYM_UNKNOWN) &&
+	       !strcmp(out->f[out->n - 2], SYM_UNKNOWN))
+		out->n--;
+	return out->n > 0;
+}
+
+const char *stacks_data_name(struct rec_stacks *s, __u64 addr, char *buf, size_t len)
+{
+	return s->ksyms ? ksyms_data_name(s->ksyms, addr, buf, len) : NULL;
+}
+
+/* ---- folded lines: a small open-addressing table of string -> weight ---- */
+
+struct folded_entry {
+	char *stack;
+	__u64 weight;
+};
+
+struct folded {
+	struct folded_entry *items;  /* insertion order */
+	size_t n, cap;
+	size_t *slots;               /* index + 1, 0 = empty */
+	size_t nslots;
+};
+
+struct folded *folded_new(void)
+{
+	return calloc(1, sizeof(struct folded));
+}
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static int folded_grow(struct folded *f)
+{
+	size_t nslots = f->nslots ? f->nslots * 2 : 256, i;
+	size_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++) {
+		size_t h = hash_str(f->items[i].stack) & (nslots - 1);
+
+		while (slots[h])
+			h = (h + 1) & (nslots - 1);
+		slots[h] = i + 1;
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->nslots = nslots;
+	return 0;
+}
+
+static void folded_put(struct folded *f, const char *stack, __u64 weight)
+{
+	size_t h;
+
+	if ((f->n + 1) * 2 > f->nslots && folded_grow(f))
+		return;
+	h = hash_str(stack) & (f->nslots - 1);
+	while (f->slots[h]) {
+		struct folded_entry *e = &f->items[f->slots[h] - 1];
+
+		if (!strcmp(e->stack, stack)) {
+			e->weight += weight;
+			return;
+		}
+		h = (h + 1) & (f->nslots - 1);
+	}
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		struct folded_entry *ni = realloc(f->items, cap * sizeof(*ni));
+
+		if (!ni)
+			return;
+		f->items = ni;
+		f->cap = cap;
+	}
+	f->items[f->n].stack = strdup(stack);
+	if (!f->items[f->n].stack)
+		return;
+	f->items[f->n].weight = weight;
+	f->slots[h] = ++f->n;
+}
+
+/* A frame may not contain ';' (the separator) or end a line early. */
+static size_t append_frame(char *buf, size_t off, size_t len, const char *frame)
+{
+	if (off && off + 1 < len)
+		buf[off++] = ';';
+	for (; *frame && off + 1 < len; frame++)
+		buf[off++] = (*frame == ';' || *frame == '\n') ? ':' : *frame;
+	buf[off < len ? off : len - 1] = 0;
+	return off;
+}
+
+void folded_add(struct folded *f, const char *first, const struct frames *user,
+		const struct frames *kern, __u64 weight)
+{
+	static char line[REC_MAX_STACK_DEPTH * 2 * FRAME_LEN + 64];
+	size_t off = 0;
+	int i;
+
+	if (!f || !weight)
+		return;
+	line[0] = 0;
+	off = append_frame(line, off, sizeof(line), first && *first ? first : "[unknown]");
+	for (i = user ? user->n - 1 : -1; i >= 0; i--)
+		off = append_frame(line, off, sizeof(line), user->f[i]);
+	for (i = kern ? kern->n - 1 : -1; i >= 0; i--)
+		off = append_frame(line, off, sizeof(line), kern->f[i]);
+	folded_put(f, line, weight);
+}
+
+size_t folded_count(const struct folded *f)
+{
+	return f ? f->n : 0;
+}
+
+const char *folded_line(const struct folded *f, size_t i, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %llu", f->items[i].stack, (unsigned long long)f->items[i].weight);
+	return buf;
+}
+
+void folded_free(struct folded *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->n; i++)
+		free(f->items[i].stack);
+	free(f->items);
+	free(f->slots);
+	free(f);
+}

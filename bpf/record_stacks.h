@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Stacks as strings: kernel frames through kallsyms, user frames through
+ * each process's ELF symbols (symbolize.h); folded lines for flame graphs. */
+#ifndef LOCKSCOPE_RECORD_STACKS_H
+#define LOCKSCOPE_RECORD_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "record.h"
+
+struct record_bpf;
+struct ksyms;
+struct usyms;
+
+#define FRAME_LEN 160
+
+struct frames {
+	int n;
+	char f[REC_MAX_STACK_DEPTH][FRAME_LEN];   /* leaf first */
+};
+
+struct rec_stacks {
+	struct record_bpf *skel;
+	struct ksyms *ksyms;
+	struct usyms *usyms;
+	struct frames **kcache;     /* by kernel stack id */
+	size_t kcache_len;
+	int ksyms_err;              /* errno of ksyms_load, 0 if loaded */
+};
+
+int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks);
+void stacks_free(struct rec_stacks *s);
+
+/* Reads /proc/PID/maps and the ELF files now, while pid still lives. */
+void stacks_add_pid(struct rec_stacks *s, int pid);
+
+/* Kernel stack: the tracing machinery's own frames (BPF program,
+ * __traceiter_*, perf_trace_*) are trimmed from the leaf end. NULL when the
+ * id is REC_NO_STACK or gone. The result is cached: do not free. */
+const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id);
+
+/* User stack of pid into out; false when none. */
+bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out);
+
+/* Name of a global kernel object at addr (kallsyms data symbol), or NULL. */
+const char *stacks_data_name(struct rec_stacks *s, __u64 addr, char *buf, size_t len);
+
+/* Folded stacks: "a;b;c" -> weight, merged, in insertion order. */
+struct folded;
+struct folded *folded_new(void);
+/* Adds root-first frames: first, then user frames (root..leaf), then
+ * kernel frames (root..leaf). */
+void folded_add(struct folded *f, const char *first, const struct frames *user,
+		const struct frames *kern, __u64 weight);
+size_t folded_count(const struct folded *f);
+/* The i-th line as "a;b;c WEIGHT" into buf. */
+const char *folded_line(const struct folded *f, size_t i, char *buf, size_t len);
+void folded_free(struct folded *f);
+
+#endif

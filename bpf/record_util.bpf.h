@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the probe groups: drops, histograms, filters, stacks,
+ * the per-thread entry and lock-address learning. */
+#ifndef LOCKSCOPE_RECORD_UTIL_BPF_H
+#define LOCKSCOPE_RECORD_UTIL_BPF_H
+
+static __always_inline void drop(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &what);
+
+	if (n)
+		*n += 1; /* per-CPU slot */
+}
+
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 hist_slot(__u64 ns)
+{
+	__u32 s = log2_u64(ns);
+
+	return s < REC_HIST_SLOTS ? s : REC_HIST_SLOTS - 1;
+}
+
+static __always_inline void max_update(__u64 *max, __u64 v)
+{
+	/* A lost race only under-reports one maximum; no atomics needed. */
+	if (v > *max)
+		*max = v;
+}
+
+static __always_inline void lat_add(struct lat_stat *s, __u64 ns)
+{
+	__u32 slot = hist_slot(ns);
+
+	__sync_fetch_and_add(&s->count, 1);
+	__sync_fetch_and_add(&s->total_ns, ns);
+	max_update(&s->max_ns, ns);
+	if (slot < REC_HIST_SLOTS)
+		__sync_fetch_and_add(&s->hist[slot], 1);
+}
+
+/* Look a key up, inserting a zeroed value first when it is missing; a full
+ * map counts one drop of kind what. */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero, __u32 what)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		drop(what);
+	return v;
+}
+
+static __always_inline bool comm_matches(void)
+{
+	char comm[16];
+	int i;
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < 16; i++) {
+		if (comm[i] != comm_filter[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+/* The filters of perf lock contention: a process list, a command name and a
+ * cgroup (with its descendants), all about the current task. */
+static __always_inline bool traced_current(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if ((__u32)id == 0 || tgid == self_pid)
+		return false;
+	if (has_pid_filter && !bpf_map_lookup_elem(&filter_pids, &tgid))
+		return false;
+	if (has_comm_filter && !comm_matches())
+		return false;
+	if (has_cgroup_filter && bpf_get_current_ancestor_cgroup_id(cgroup_level) != cgroup_id)
+		return false;
+	return true;
+}
+
+static __always_inline __u32 kstack_id(void *ctx)
+{
+	long id = bpf_get_stackid(ctx, &stacks, BPF_F_FAST_STACK_CMP);
+
+	if (id < 0) {
+		drop(DROP_STACK_MISSING);
+		return REC_NO_STACK;
+	}
+	return id;
+}
+
+static __always_inline __u32 ustack_id(void *ctx)
+{
+	struct task_struct *task;
+	long id;
+
+	if (!user_stacks)
+		return REC_NO_STACK;
+	task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)
+		return REC_NO_STACK;
+	id = bpf_get_stackid(ctx, &stacks, BPF_F_FAST_STACK_CMP | BPF_F_USER_STACK);
+	if (id < 0) {
+		drop(DROP_STACK_MISSING);
+		return REC_NO_STACK;
+	}
+	return id;
+}
+
+static struct task_val zero_task;
+
+/* The current thread's entry, created on first use. */
+static __always_inline struct task_val *current_task(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct task_val *t = bpf_map_lookup_elem(&tasks, &tid);
+
+	if (t)
+		return t;
+	t = lookup_or_init(&tasks, &tid, &zero_task, DROP_TASKS_FULL);
+	if (t) {
+		t->pid = id >> 32;
+		bpf_get_current_comm(t->comm, sizeof(t->comm));
+	}
+	return t;
+}
+
+static __always_inline __u64 since_start(__u64 ts)
+{
+	__u64 s = start_ns;
+
+	return ts > s ? ts : s;
+}
+
+/* A pointer's value as a plain number. tp_btf arguments are typed
+ * pointers, and the verifier refuses arithmetic such as >> on them; a copy
+ * through the stack with a helper yields a scalar. */
+static __always_inline __u64 ptr_value(__u64 p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+/* Remember that addr is lock `kind` of inode (dev, ino). */
+static __always_inline void learn(__u64 ptr, __u32 dev, __u64 ino, __u32 kind)
+{
+	struct inode_lock_val v = {}, *old;
+	__u64 addr = ptr_value(ptr);
+	__u32 zero = 0, slot = (addr >> 6) & (LEARN_CACHE_SLOTS - 1);
+	struct learn_cache *c = bpf_map_lookup_elem(&learn_cache, &zero);
+
+	if (!addr)
+		return;
+	if (c && c->addr[slot] == addr && c->ino[slot] == ino)
+		return;
+	old = bpf_map_lookup_elem(&inode_locks, &addr);
+	if (!old || old->ino != ino || old->dev != dev || old->kind != kind) {
+		v.ino = ino;
+		v.dev = dev;
+		v.kind = kind;
+		v.pid = bpf_get_current_pid_tgid() >> 32;
+		if (bpf_map_update_elem(&inode_locks, &addr, &v, BPF_ANY))
+			drop(DROP_INODES_FULL);
+	}
+	if (c) {
+		c->addr[slot] = addr;
+		c->ino[slot] = ino;
+	}
+}
+
+static __always_inline void inode_ids(struct inode *inode, __u32 *dev, __u64 *ino)
+{
+	*dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	*ino = BPF_CORE_READ(inode, i_ino);
+}
+
+static __always_inline void learn_i_rwsem(struct inode *inode)
+{
+	__u32 dev;
+	__u64 ino;
+
+	inode_ids(inode, &dev, &ino);
+	learn((__u64)&inode->i_rwsem, dev, ino, KIND_I_RWSEM);
+}
+
+static struct dio_val zero_dio;
+
+static __always_inline struct dio_val *dio_stats_of(__u32 dev, __u64 ino)
+{
+	struct inode_key k = { .ino = ino, .dev = dev };
+
+	return lookup_or_init(&dio_stats, &k, &zero_dio, DROP_DIO_FULL);
+}
+
+static __always_inline void class_add(struct dio_val *d, __u32 cls, __u64 bytes)
+{
+	if (cls >= DC_MAX)
+		return;
+	__sync_fetch_and_add(&d->count[cls], 1);
+	__sync_fetch_and_add(&d->bytes[cls], bytes);
+}
+
+/* Two programs per tracepoint, one body: tp_btf first, raw_tp as the
+ * fallback the user side picks when tp_btf is refused. Handlers read every
+ * pointer with CO-RE probe reads so the same body verifies for both. */
+#define TP_TWIN(event, name, call, args...)				\
+	SEC("tp_btf/" #event) int BPF_PROG(name##_btf, ##args) { call; return 0; } \
+	SEC("raw_tp/" #event) int BPF_PROG(name##_raw, ##args) { call; return 0; }
+
+#endif
