@@ -181,12 +181,6 @@ static void close_interval(struct run *r, uint64_t t_ns, uint64_t dur_ns, bool f
 		r->series[r->nseries++] = p;
 }
 
-static void take_baseline(struct run *r)
-{
-	for (unsigned i = 0; i < r->nworkers; i++)
-		r->workers[i].snap = read_live(&r->workers[i]);
-}
-
 static unsigned finished(struct run *r)
 {
 	unsigned n;
@@ -213,33 +207,24 @@ static void sleep_until(uint64_t until)
 		drain_wake();
 }
 
-/* Per-second series and status lines while the threads run. */
-static void monitor(struct run *r, uint64_t ramp_ns)
+/* Per-second series and status lines while the threads run. The live
+ * counters hold timed-phase I/O only, so the series starts from zero. */
+static void monitor(struct run *r)
 {
 	uint64_t status_ns = r->prog->status_interval_us * 1000;
 	uint64_t last_t = r->timed_start_ns, st_t = r->timed_start_ns;
 	uint64_t next_series = r->timed_start_ns + SERIES_NS;
 	uint64_t next_status = status_ns ? r->timed_start_ns + status_ns : UINT64_MAX;
-	uint64_t base_ios = 0, st_ios = 0, st_bytes = 0;
-	bool baseline = ramp_ns == 0;
+	uint64_t st_ios = 0, st_bytes = 0;
 
 	while (finished(r) < r->nworkers) {
-		uint64_t target = !baseline ? r->timed_start_ns
-				  : (next_series < next_status ? next_series : next_status);
+		uint64_t target = next_series < next_status ? next_series : next_status;
 		uint64_t now;
 
 		sleep_until(target);
 		now = now_ns();
 		if (now < target)
 			continue;	/* woken early: a thread ended or a signal came */
-		if (!baseline) {
-			/* the ramp is over: count from here */
-			take_baseline(r);
-			sample_total(r, &base_ios, &st_bytes);
-			st_ios = base_ios;
-			baseline = true;
-			continue;
-		}
 		if (now >= next_series) {
 			close_interval(r, next_series - r->timed_start_ns, next_series - last_t, true);
 			last_t = next_series;
@@ -252,7 +237,7 @@ static void monitor(struct run *r, uint64_t ramp_ns)
 			sample_total(r, &ios, &bytes);
 			report_status(r, (double)(now - r->timed_start_ns) / 1e9,
 				      dt > 0 ? (double)(ios - st_ios) / dt : 0,
-				      dt > 0 ? (double)(bytes - st_bytes) / dt : 0, ios - base_ios);
+				      dt > 0 ? (double)(bytes - st_bytes) / dt : 0, ios);
 			st_ios = ios;
 			st_bytes = bytes;
 			st_t = now;
@@ -264,7 +249,7 @@ static void monitor(struct run *r, uint64_t ramp_ns)
 		if (r->workers[i].st.end_ns > r->timed_end_ns)
 			r->timed_end_ns = r->workers[i].st.end_ns;
 	/* the last, partial second */
-	if (baseline && r->timed_end_ns > last_t)
+	if (r->timed_end_ns > last_t)
 		close_interval(r, r->timed_end_ns - r->timed_start_ns, r->timed_end_ns - last_t,
 			       false);
 }
@@ -342,7 +327,7 @@ int control_run(struct run *r)
 	pthread_mutex_unlock(&r->lock);
 
 	if (r->started)
-		monitor(r, ramp_ns);
+		monitor(r);
 	for (unsigned i = 0; i < r->nworkers; i++)
 		pthread_join(r->workers[i].thread, NULL);
 	if (!r->started)

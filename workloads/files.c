@@ -173,9 +173,13 @@ static int plan_job(struct job_opts *j, struct fileset *fs, char *err, size_t er
 			lf->verify_only |= j->verify_only;
 			if (j->verify == VERIFY_PATTERN) {
 				uint64_t gs = j->offset + j->unaligned, gb = len / j->bs;
+				bool append = j->layout == LAYOUT_APPEND;
 
+				/* appends: the grid grows with every thread that shares the file */
+				if (append)
+					gb = (lf->append_limit - gs) / j->bs;
 				if (lf->verify && (lf->grid_start != gs || lf->grid_bs != j->bs ||
-						   lf->grid_blocks != gb)) {
+						   (!append && lf->grid_blocks != gb))) {
 					snprintf(err, errlen, "jobs verifying %s must use the same "
 						 "offset, bs, size and unaligned", path);
 					return -1;

@@ -95,6 +95,7 @@ struct prog_opts {
 	int output_format;	/* OUTFMT_* */
 	uint64_t status_interval_us;
 	bool start_on_stdin;
+	bool parse_only;
 	bool help;
 	bool version;
 };

@@ -13,6 +13,7 @@
 #include "files.h"
 #include "jobset.h"
 #include "options.h"
+#include "parse_dump.h"
 #include "report.h"
 #include "validate.h"
 #include "verify.h"
@@ -174,6 +175,10 @@ int main(int argc, char **argv)
 			      "(--help lists the options)");
 	if (validate_jobs(&js, &prog, err, sizeof(err)))
 		return refuse(err);
+	if (prog.parse_only) {
+		parse_dump(stdout, &js, &prog);
+		return 0;
+	}
 	if (prog.output) {
 		out = fopen(prog.output, "w");
 		if (!out) {

@@ -204,6 +204,8 @@ const struct opt_def opt_table[] = {
 	{ "start_on_stdin", NULL, OPT_BOOL, PROG(start_on_stdin),
 	  .help = "(lockscope) after layout print 'ready' and wait for a line on stdin "
 		  "before the timed phase; needs --output" },
+	{ "parse-only", NULL, OPT_BOOL, PROG(parse_only),
+	  .help = "print the parsed jobs as JSON and exit; nothing runs" },
 	{ "help", NULL, OPT_BOOL, PROG(help), .help = "this text" },
 	{ "version", NULL, OPT_BOOL, PROG(version), .help = "print the version" },
 };

@@ -258,13 +258,16 @@ static void complete(struct worker *w, struct io_unit *u, uint64_t t_done, bool 
 		lat_summary_add(&d->slat, u->t_issue - u->t_start);
 		lat_summary_add(&d->lat, t_done - u->t_start);
 	}
-	/* the sampler reads these from another thread; relaxed is enough */
-	__atomic_store_n(&w->live.ios[u->ddir], w->live.ios[u->ddir] + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->live.bytes[u->ddir], w->live.bytes[u->ddir] + (uint64_t)u->result,
-			 __ATOMIC_RELAXED);
-	if (u->ddir == DDIR_WRITE) {
-		w->writes_since_sync++;
-	} else if (w->job->verify == VERIFY_PATTERN && (uint64_t)u->result == u->len) {
+	/* the sampler reads these from another thread; relaxed is enough. Ramp
+	 * I/O is left out, like the statistics begin_timed() resets. */
+	if (!w->in_ramp) {
+		__atomic_store_n(&w->live.ios[u->ddir], w->live.ios[u->ddir] + 1,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&w->live.bytes[u->ddir],
+				 w->live.bytes[u->ddir] + (uint64_t)u->result, __ATOMIC_RELAXED);
+	}
+	if (u->ddir == DDIR_READ && w->job->verify == VERIFY_PATTERN &&
+	    (uint64_t)u->result == u->len) {
 		uint64_t before = w->st.verify.mismatches;
 
 		verify_account(&w->st.verify, u->fd, u->buf, u->len, u->offset);
@@ -351,6 +354,8 @@ void worker_run(struct worker *w)
 				break;
 			}
 			w->issued++;
+			if (u->ddir == DDIR_WRITE)
+				w->writes_since_sync++;	/* fio counts issued writes */
 			u->t_start = now_ns();
 			if (ops->queue(&w->eng, u) == Q_COMPLETED) {
 				t = now_ns();
@@ -400,6 +405,9 @@ void worker_run(struct worker *w)
 			break;
 		t = now_ns();
 	}
+	/* the writes since the last sync still owe one, as in fio */
+	if (sync_due(w) && !w->stopped_on_error)
+		do_sync(w, !(j->fsync_every && w->writes_since_sync >= j->fsync_every));
 	if (j->end_fsync && job_writes(j))
 		do_sync(w, false);
 	t = now_ns();
