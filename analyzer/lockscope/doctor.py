@@ -86,6 +86,36 @@ def _features(tracepoints: list[str]) -> dict:
         return {}
 
 
+def _probe_groups() -> list[dict]:
+    """The recorder's probe groups (``lockscope-record --list-features``); [] if not built."""
+    try:
+        exe = find_binary("lockscope-record")
+    except LockscopeError:
+        return []
+    try:
+        res = subprocess.run([exe, "--list-features"], capture_output=True, text=True, timeout=60)
+        groups = json.loads(res.stdout).get("groups")
+    except (OSError, ValueError, subprocess.TimeoutExpired, AttributeError):
+        return []
+    return [g for g in groups or [] if isinstance(g, dict) and g.get("name")]
+
+
+def _group_check(g: dict) -> Check:
+    """One probe group as a doctor line: only "lock" is required to record."""
+    on = bool(g.get("enabled"))
+    tps = ", ".join(g.get("tracepoints") or [])
+    if on:
+        detail = f"{g.get('attach')}: {tps}"
+        if g.get("reason"):
+            detail += f" (passed over: {g['reason']})"
+    else:
+        detail = g.get("reason") or "off"
+    consequence = "" if on else (g.get("lost") or "its measurements are lost")
+    if not on and g.get("extra"):
+        consequence += " (an optional extra)"
+    return Check(str(g["name"]), "probe group", on, g.get("name") == "lock", detail, consequence)
+
+
 def _err(entry: dict) -> str:
     if not entry:
         return "not probed (lockscope-features is not built)"
@@ -138,6 +168,8 @@ def run_checks() -> list[Check]:
         checks.append(Check(name, "tracepoint", ok, required,
                             "found in " + " and ".join(where) if ok else "not in BTF or tracefs",
                             "" if ok else lost))
+
+    checks.extend(_group_check(g) for g in _probe_groups())
 
     loop_ok = os.path.exists("/dev/loop-control") and shutil.which("losetup") is not None
     for tool, required, why in TOOLS:

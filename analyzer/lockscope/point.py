@@ -91,7 +91,7 @@ def _file_facts(workdir: Path) -> list[dict]:
     """Mode bits and security xattrs of the data files: they decide IS_NOSEC."""
     facts = []
     for p in sorted(workdir.iterdir()):
-        if not p.is_file() or p.name.endswith(".json"):
+        if not p.is_file():
             continue
         st = p.stat()
         try:
@@ -107,11 +107,16 @@ def _file_facts(workdir: Path) -> list[dict]:
 
 
 def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
-              trace: bool = True, recorder_args: list[str] | None = None,
+              scratch: Path, trace: bool = True, recorder_args: list[str] | None = None,
               on_status: Callable[[dict], None] | None = None) -> PointResult:
-    """Run one point in ``workdir`` (a directory the sweep made and owns)."""
-    out = workdir / f"{name}.workload.json"
-    trace_out = workdir / f"{name}.trace.json"
+    """Run one point with its data files in ``workdir`` (a directory the sweep made and
+    owns on the filesystem under test) and its outputs in ``scratch`` (elsewhere, so that
+    writing them does not touch the filesystem being measured)."""
+    # The same data file name at every point: locks and files are keyed by path
+    # when points are compared.
+    scratch.mkdir(parents=True, exist_ok=True)
+    out = scratch / "workload.json"
+    trace_out = scratch / "trace.json"
     argv = engine_argv(job, threads, runtime_s, workdir, name, out)
     engine = recorder = record_log = None
     trace_doc, trace_error = None, None
@@ -123,7 +128,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         if trace:
             try:
                 # stderr to a file: nobody drains a pipe while the point runs
-                record_log = open(workdir / f"{name}.record.log", "w+")
+                record_log = open(scratch / "record.log", "w+")
                 recorder = subprocess.Popen(
                     [find_binary("lockscope-record"), "--pid", str(engine.pid),
                      "--start-on-stdin", "--out", str(trace_out)] + list(recorder_args or []),
@@ -171,7 +176,8 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         for proc in (engine, recorder):
             for stream in (proc.stdin, proc.stdout, proc.stderr) if proc else ():
                 try:
-                    stream.close()
+                    if stream:
+                        stream.close()
                 except (OSError, ValueError):
                     pass
 

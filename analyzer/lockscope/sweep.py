@@ -235,8 +235,9 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> bool:
                                            if args.repeat > 1 else "")
             progress.start_point(i, label)
             wd = workdirs[fs]
-            res = run_point(scenario.job, n, args.runtime, wd, f"{scenario.name}-{n}",
-                            trace=not args.no_trace, on_status=progress.status)
+            scratch = out / "points" / f"{fs}-{n}-{rep}"
+            res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch, trace=not args.no_trace, on_status=progress.status)
+            shutil.rmtree(scratch)  # everything it held is now in results.json
             doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                 "workload": res.workload, "trace": res.trace,
                                 "trace_error": res.trace_error, "files": res.files,

@@ -1,31 +1,42 @@
 """How much of the lost efficiency each wait explains, and what-if bounds.
 
-If a wait took share s of every thread's time at N threads and vanished while
-the rest of each thread's time stayed fixed, each I/O would take (1 − s) of
-its time: X'(N) = X(N) / (1 − s). That is an upper bound: a lock that
-serializes work still serializes its hold time. The loss explained at the
-highest thread count is (E'(N) − E(N)) / (1 − E(N)), with E' computed from X'
-at both ends, so a wait that is already there with one thread explains
-nothing about scaling.
+Per-thread time per I/O is t(N) = N / X(N). Scaling is lost by exactly
+t(N) − t(1). Thread time is partitioned into shares s_k (on-CPU, each lock,
+block I/O, ...), so that loss splits additively: wait k explains
+(s_k(N)·t(N) − s_k(1)·t(1)) / (t(N) − t(1)), and the parts sum to one.
+A wait already there with one thread explains nothing about scaling.
+
+What-if: if wait k vanished and the rest of each thread's time stayed fixed,
+each I/O would take (1 − s_k) of its time: X'(N) = X(N) / (1 − s_k). That is
+an upper bound: a lock that serializes work still serializes its hold time.
 """
 
 from __future__ import annotations
 
 
+def explained_loss(points: list[dict], share_by_threads: dict[str, float]) -> float:
+    """Fraction of the lost per-I/O thread time, lowest to highest N, due to this wait."""
+    lo, hi = points[0], points[-1]
+    x_lo, x_hi = lo["iops"]["mean"], hi["iops"]["mean"]
+    if x_lo <= 0 or x_hi <= 0 or hi["threads"] == lo["threads"]:
+        return 0.0
+    t_lo, t_hi = lo["threads"] / x_lo, hi["threads"] / x_hi
+    if t_hi <= t_lo:
+        return 0.0  # no loss to explain
+    s_lo = share_by_threads.get(str(lo["threads"]), 0.0)
+    s_hi = share_by_threads.get(str(hi["threads"]), 0.0)
+    return min(max((s_hi * t_hi - s_lo * t_lo) / (t_hi - t_lo), 0.0), 1.0)
+
+
 def what_if(points: list[dict], share_by_threads: dict[str, float]) -> dict:
     lo, hi = points[0], points[-1]
-    s_lo = min(share_by_threads.get(str(lo["threads"]), 0.0), 0.99)
     s_hi = min(share_by_threads.get(str(hi["threads"]), 0.0), 0.99)
     x_lo, x_hi = lo["iops"]["mean"], hi["iops"]["mean"]
-    if x_lo <= 0 or hi["threads"] == lo["threads"]:
-        return {"explained_loss": 0.0, "what_if": None}
-    e = (x_hi / hi["threads"]) / (x_lo / lo["threads"])
-    x_hi2, x_lo2 = x_hi / (1 - s_hi), x_lo / (1 - s_lo)
-    e2 = min(1.0, (x_hi2 / hi["threads"]) / (x_lo2 / lo["threads"]))
-    explained = (e2 - e) / (1 - e) if e < 1 else 0.0
+    bound = x_hi / (1 - s_hi)
     return {
-        "explained_loss": round(min(max(explained, 0.0), 1.0), 4),
-        "what_if": {"threads": hi["threads"], "iops": x_hi2, "speedup": x_hi2 / x_lo},
+        "explained_loss": round(explained_loss(points, share_by_threads), 4),
+        "what_if": {"threads": hi["threads"], "iops": bound,
+                    "speedup": bound / x_lo if x_lo else None},
     }
 
 

@@ -59,28 +59,39 @@ def waiting_function(kstack: list[str]) -> str | None:
 
 
 def _lock_mode(waits: list[dict], exclusive_held: dict | None) -> str:
-    """How holders took the lock, as far as the wait flags tell.
+    """How the contended holders took the lock, as far as the wait flags tell.
 
-    A WRITE waiter wants the lock exclusive; a READ waiter only ever waits
-    behind an exclusive holder (kernel/locking/rwsem.c: rwsem_down_read_slowpath).
+    A WRITE waiter takes the lock exclusive. A READ waiter on an rwsem sleeps
+    only behind an exclusive holder or a queued writer
+    (kernel/locking/rwsem.c: rwsem_down_read_slowpath), so READ waits with
+    writers present, or with the recorder seeing the lock held exclusive,
+    still mean exclusive holders. Only READ waits and nothing else: shared.
     """
     write_ns = sum(w.get("total_ns", 0) for w in waits if "WRITE" in (w.get("flag_names") or []))
     read_ns = sum(w.get("total_ns", 0) for w in waits if "READ" in (w.get("flag_names") or []))
     if write_ns == 0 and read_ns == 0:
         return "unknown"
-    if read_ns == 0:
+    if write_ns or (exclusive_held or {}).get("total_ns", 0):
         return "exclusive"
-    if write_ns == 0:
-        held = (exclusive_held or {}).get("total_ns", 0)
-        return "exclusive" if held else "shared"
-    return "mixed"
+    return "shared"
 
 
-def trace_breakdown(trace: dict | None, threads: int, duration_ns: float) -> dict | None:
-    """Where traced thread time went in one run, in ns per category and per lock."""
+def worker_tids(run: dict) -> set[int]:
+    """TIDs of the workload's I/O threads (not its idle main thread)."""
+    lk = (run.get("workload") or {}).get("lockscope") or {}
+    return {int(t["tid"]) for t in lk.get("threads") or [] if t.get("tid")}
+
+
+def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
+                    tids: set[int] | None = None) -> dict | None:
+    """Where traced thread time went in one run, in ns per category and per lock.
+
+    With ``tids``, only those threads count: a driver's idle main thread would
+    otherwise pass for off-CPU time of the workload.
+    """
     if not trace:
         return None
-    thr = trace.get("threads") or []
+    thr = [t for t in trace.get("threads") or [] if not tids or t.get("tid") in tids]
     oncpu = sum(t.get("oncpu_ns", 0) for t in thr)
     runq = sum(t.get("runqueue_ns", 0) for t in thr)
     offcpu = sum(t.get("offcpu_ns", 0) for t in thr)
@@ -90,6 +101,8 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float) -> dic
         total = float(interval) * max(threads, 1)
     by_reason = {"io": 0, "journal": 0, "other": 0}
     for rec in trace.get("offcpu") or []:
+        if tids and rec.get("tid") not in tids:
+            continue
         reason = rec.get("reason")
         if reason in by_reason:
             by_reason[reason] += rec.get("total_ns", 0)

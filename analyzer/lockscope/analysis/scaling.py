@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .runs import trace_breakdown, workload_figures
+from .runs import trace_breakdown, worker_tids, workload_figures
 from .stats import add_hist, log2_percentile, spread
 
 SHARE_KEYS = ("oncpu", "runqueue", "inode_lock", "other_lock", "block_io", "journal",
@@ -14,8 +14,8 @@ SHARE_KEYS = ("oncpu", "runqueue", "inode_lock", "other_lock", "block_io", "jour
 def _duration_ns(run: dict) -> float:
     lk = (run.get("workload") or {}).get("lockscope") or {}
     t = lk.get("timed_phase") or {}
-    if t.get("end_mono_ns") and t.get("start_mono_ns"):
-        return float(t["end_mono_ns"] - t["start_mono_ns"])
+    if t.get("duration_ns"):
+        return float(t["duration_ns"])
     jobs = (run.get("workload") or {}).get("jobs") or [{}]
     return float(jobs[0].get("job_runtime", 0)) * 1e6
 
@@ -29,7 +29,8 @@ def build_points(runs: list[dict]) -> tuple[list[dict], dict]:
     locks: dict[str, dict] = {}
     for n in sorted(by_n):
         figs = [workload_figures(r) for r in by_n[n]]
-        breakdowns = [trace_breakdown(r.get("trace"), n, _duration_ns(r)) for r in by_n[n]]
+        breakdowns = [trace_breakdown(r.get("trace"), n, _duration_ns(r), worker_tids(r))
+                      for r in by_n[n]]
         traced = [b for b in breakdowns if b]
         point = {
             "threads": n, "repeats": len(figs),

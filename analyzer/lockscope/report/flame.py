@@ -11,15 +11,16 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import fmt
-from .folded import KIND_TITLES, KINDS, UNITS, has_kernel_annotations, merge, write_folded
+from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
 from .inferno import Inferno, InfernoError
 
+KIND_NOUNS = {"lockwait": "lock-wait", "offcpu": "off-CPU"}
 # Frames narrower than this percentage of the total are dropped from the SVG:
 # it keeps huge profiles readable and the self-contained report small.
 MINWIDTH_PCT = 0.05
@@ -37,8 +38,8 @@ class Graph:
     svg: Path | None = None
     title: str = ""
     subtitle: str = ""
-    total: int = 0
-    stacks: int = 0
+    total: int = 0                       # weight in ns (the sum over all stacks)
+    lines: int = 0                       # folded lines written (stacks × repeats at most)
     repeats: int = 0
     error: str | None = None
     annotated: bool = False              # frames carry perf-style "_[k]" kernel marks
@@ -89,12 +90,15 @@ def group_runs(doc: dict[str, Any]) -> dict[str, dict[int, list[dict[str, Any]]]
     return out
 
 
-def _title(fs: str, kind: str, threads: int, total: int, stacks: int, repeats: int
-           ) -> tuple[str, str]:
-    verb = "waited" if kind == "lockwait" else "blocked"
+def verb(kind: str) -> str:
+    """``waited`` or ``blocked``."""
+    return "waited" if kind == "lockwait" else "blocked"
+
+
+def _title(fs: str, kind: str, threads: int, total: int, repeats: int) -> tuple[str, str]:
     title = f"{fs}: {KIND_TITLES[kind]} at {threads_text(threads)} ({UNITS[kind]})"
-    sub = (f"{fmt.duration_ns(total)} {verb} over {stacks:,} distinct stacks, summed over "
-           f"{repeats} repeat{'s' if repeats != 1 else ''}; width = {UNITS[kind]}")
+    sub = (f"{fmt.duration_ns(total)} {verb(kind)} in all, summed over {repeats} "
+           f"repeat{'s' if repeats != 1 else ''}; width = {UNITS[kind]}")
     return title, sub
 
 
@@ -102,11 +106,14 @@ def collect(doc: dict[str, Any], flame_dir: str | os.PathLike, *,
             kinds: Iterable[str] = KINDS, only_fs: str | None = None,
             only_threads: int | None = None, diff: tuple[int, int] | None = None,
             with_diff: bool = True,
-            claim: Callable[..., Path] | None = None) -> FlameSet:
+            claim: Callable[..., Path] | None = None,
+            on_graph: Callable[[Graph], None] | None = None) -> FlameSet:
     """Sum the stacks per (fs, kind, threads), write the .folded files, plan the graphs.
 
     `claim(path, stamped)` is called before any file is planned or written
-    (see outputs.OutputGuard); it raises to refuse a path.
+    (see outputs.OutputGuard); it raises to refuse a path. `on_graph(graph)` is
+    called as soon as a graph's input is on disk (Drawer.submit starts inferno
+    then, so drawing overlaps with summing the next point's stacks).
     """
     claim = claim or (lambda p, stamped=True: Path(p))
     flame_dir = Path(flame_dir)
@@ -124,31 +131,39 @@ def collect(doc: dict[str, Any], flame_dir: str | os.PathLike, *,
             elif diff is not None:
                 wanted = [diff[0], diff[1]]
             for n in wanted:
-                stacks = merge(by_threads.get(n, []), kind)
-                if not stacks:
+                runs = by_threads.get(n, [])
+                path = flame_dir / f"{safe_name(fs)}-{kind}-{n}threads.folded"
+                if not any(run_folded(r, kind) for r in runs):
                     continue
-                path = claim(flame_dir / f"{safe_name(fs)}-{kind}-{n}threads.folded",
-                             stamped=False)
+                path = claim(path, stamped=False)
                 svg = claim(path.with_suffix(".svg"))
-                write_folded(path, stacks)
-                total = sum(stacks.values())
-                reps = len(by_threads.get(n, []))
-                title, sub = _title(fs, kind, n, total, len(stacks), reps)
-                g = Graph(fs, kind, threads=n, folded=path, title=title, subtitle=sub,
-                          total=total, stacks=len(stacks), repeats=reps)
-                g.svg = svg
-                g.annotated = has_kernel_annotations(stacks)
-                have[n] = g
+                point = write_point(path, runs, kind)
+                if point.total <= 0:
+                    path.unlink()
+                    continue
+                title, sub = _title(fs, kind, n, point.total, len(runs))
+                have[n] = Graph(fs, kind, threads=n, folded=path, svg=svg, title=title,
+                                subtitle=sub, total=point.total, lines=point.lines,
+                                repeats=len(runs), annotated=point.annotated)
             if not have:
-                if only_threads is None and diff is None:
-                    result.notes.append(f"{fs}: no {KIND_TITLES[kind]} stacks recorded, "
-                                        f"so no {kind} flame graph")
+                traced = any(isinstance(r.get("trace"), dict)
+                             for runs in by_threads.values() for r in runs)
+                # Untraced runs are explained once by notes.missing_notes already.
+                if traced and only_threads is None and diff is None:
+                    result.notes.append(f"{fs}: no {KIND_NOUNS[kind]} stacks were recorded, "
+                                        f"so there is no {KIND_NOUNS[kind]} flame graph")
                 continue
             if diff is None:
-                result.graphs.extend(have[n] for n in sorted(have))
+                for n in sorted(have):
+                    result.graphs.append(have[n])
+                    if on_graph:
+                        on_graph(have[n])
             ends = diff or (min(by_threads), max(by_threads))
             if (with_diff or diff) and ends[0] != ends[1] and ends[1] in have:
-                result.graphs.append(_diff_graph(fs, kind, ends, have, flame_dir, claim))
+                g = _diff_graph(fs, kind, ends, have, flame_dir, claim)
+                result.graphs.append(g)
+                if on_graph:
+                    on_graph(g)
     return result
 
 
@@ -157,7 +172,7 @@ def _diff_graph(fs: str, kind: str, ends: tuple[int, int], have: dict[int, Graph
     lo, hi = ends
     base = flame_dir / f"{safe_name(fs)}-{kind}-diff-{lo}to{hi}threads"
     g = Graph(fs, kind, diff=(lo, hi), folded=claim(base.with_suffix(".folded"), stamped=False),
-              svg=claim(base.with_suffix(".svg")), total=have[hi].total, stacks=have[hi].stacks,
+              svg=claim(base.with_suffix(".svg")), total=have[hi].total, lines=have[hi].lines,
               repeats=have[hi].repeats)
     g.title = (f"{fs}: what grew from {lo} to {hi} threads ({KIND_TITLES[kind]}, "
                f"{UNITS[kind]})")
@@ -206,26 +221,42 @@ def _draw(inferno: Inferno, g: Graph) -> None:
         g.svg = None
 
 
-def draw(flames: FlameSet, inferno: Inferno | None, jobs: int | None = None) -> FlameSet:
-    """Run inferno for every planned graph, in parallel (each is its own process)."""
-    if inferno is None:
-        for g in flames.graphs:
+class Drawer:
+    """Runs inferno for each graph as soon as it is submitted, a few processes at a time."""
+
+    def __init__(self, inferno: Inferno | None, jobs: int | None = None):
+        self.inferno = inferno
+        self.pool = (ThreadPoolExecutor(max_workers=max(1, jobs or os.cpu_count() or 1))
+                     if inferno else None)
+        self.futures: list[Future] = []
+
+    def submit(self, g: Graph) -> None:
+        """Start drawing `g` (its .folded input, and a diff's two inputs, exist already)."""
+        if self.inferno is None or self.pool is None:
             g.svg = None
-        return flames
-    if inferno.diff_folded is None:
+        elif g.diff and self.inferno.diff_folded is None:
+            g.svg, g.error = None, "inferno-diff-folded not found"
+        else:
+            self.futures.append(self.pool.submit(_draw, self.inferno, g))
+
+    def finish(self, flames: FlameSet) -> FlameSet:
+        """Wait for every drawing; failures become notes."""
+        for f in self.futures:
+            f.result()
+        if self.pool is not None:
+            self.pool.shutdown()
         for g in flames.graphs:
-            if g.diff:
-                g.svg, g.error = None, "inferno-diff-folded not found"
-    plain = [g for g in flames.graphs if not g.diff and g.svg is not None]
-    diffs = [g for g in flames.graphs if g.diff and g.svg is not None]
-    workers = max(1, jobs or os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        # Diffs read the per-thread .folded files, which exist already, so all can run at once.
-        list(pool.map(lambda g: _draw(inferno, g), plain + diffs))
+            if g.error:
+                flames.notes.append(f"{g.label}: flame graph not drawn: {g.error}")
+        return flames
+
+
+def draw(flames: FlameSet, inferno: Inferno | None, jobs: int | None = None) -> FlameSet:
+    """Draw every planned graph of `flames` (in parallel) and wait for them."""
+    drawer = Drawer(inferno, jobs)
     for g in flames.graphs:
-        if g.error:
-            flames.notes.append(f"{g.label}: flame graph not drawn: {g.error}")
-    return flames
+        drawer.submit(g)
+    return drawer.finish(flames)
 
 
 def files_written(flames: FlameSet) -> list[Path]:

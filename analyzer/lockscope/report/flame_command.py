@@ -45,7 +45,8 @@ def _parse_diff(text: str) -> tuple[int, int]:
 def run(args: argparse.Namespace) -> int:
     """Draw the graph; exit 1 with the install hint when inferno is missing."""
     from ..results import load_results
-    from .flame import collect, draw, group_runs, safe_name
+    from .flame import collect, draw, group_runs, safe_name, verb
+    from .fmt import duration_ns, size_bytes
     from .inferno import INSTALL, find_inferno
     from .outputs import OutputGuard
 
@@ -101,5 +102,6 @@ def run(args: argparse.Namespace) -> int:
         shutil.copyfile(graph.folded, folded)
         shutil.copyfile(graph.svg, svg)
     guard.save()
-    print(f"lockscope flame: wrote {svg} ({graph.stacks:,} stacks; folded stacks in {folded})")
+    print(f"lockscope flame: wrote {svg} ({size_bytes(svg.stat().st_size)}; "
+          f"{duration_ns(graph.total)} {verb(args.kind)}; folded stacks in {folded})")
     return 0

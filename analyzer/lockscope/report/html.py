@@ -9,7 +9,8 @@ from typing import Any
 from markupsafe import Markup
 
 from .embed import flame_for_embedding, inline_svg, packed
-from .flame import FlameSet
+from . import fmt
+from .flame import FlameSet, verb
 from .model import ReportModel
 from .plots import Plot
 
@@ -35,7 +36,7 @@ def flame_entries(flames: FlameSet | None, fs_names: list[str], base: Path,
         entries = []
         for i, g in enumerate(flames.for_fs(fs)):
             entry = {"id": f"flame-{len(out)}-{i}", "label": g.label, "title": g.title,
-                     "stacks": f"{g.stacks:,}", "error": g.error, "packed": None, "height": 0,
+                     "amount": f"{fmt.duration_ns(g.total)} {verb(g.kind)}", "error": g.error, "packed": None, "height": 0,
                      "open": bool(g.diff) and g.kind == "lockwait",
                      "svg_name": _rel(g.svg, base), "folded_name": _rel(g.folded, base)}
             if embed and g.svg is not None and g.svg.exists():

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from .flame import FlameSet, collect, draw, files_written
+from .flame import Drawer, FlameSet, collect, files_written
 from .html import render_html
 from .inferno import MISSING_NOTE, find_inferno
 from .jsonout import dumps, report_json
@@ -80,19 +79,17 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
     model = build_model(doc, source)
 
     flames: FlameSet | None = None
-    drawing: threading.Thread | None = None
+    drawer: Drawer | None = None
     visual = [f for f in formats if f in ("html", "md")]
     if visual and flame:
         result.flame_dir = out / "flame"
-        flames = collect(doc, result.flame_dir, claim=guard.claim)
         inferno = find_inferno()
+        # inferno draws each graph in its own process as soon as its stacks are
+        # written, while this thread sums the next ones and then draws the plots.
+        drawer = Drawer(inferno, jobs)
+        flames = collect(doc, result.flame_dir, claim=guard.claim, on_graph=drawer.submit)
         if inferno is None:
             flames.notes.insert(0, MISSING_NOTE)
-            draw(flames, None)
-        elif flames.graphs:
-            # inferno runs in its own processes while matplotlib draws the plots here.
-            drawing = threading.Thread(target=draw, args=(flames, inferno, jobs), daemon=True)
-            drawing.start()
 
     plots = []
     if visual:
@@ -104,8 +101,8 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
         plots = render_plots(model.filesystems, png_dir=png_dir,
                              png_prefix=targets["md"].stem if "md" in formats else "report",
                              svg="html" in formats)
-    if drawing is not None:
-        drawing.join()
+    if drawer is not None and flames is not None:
+        drawer.finish(flames)
     if flames is not None:
         model.flame_notes = flames.notes
         result.notes.extend(flames.notes)

@@ -1,0 +1,173 @@
+"""End-to-end sweeps on real loop-backed ext4 and XFS, traced by the real recorder.
+
+They check verdict fields, not prose. Short runtimes, threads 1 and 4.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+RUNTIME = "3"
+
+
+def lockscope(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
+                          text=True, env=ENV, **kw)
+
+
+def _loop_state() -> tuple[set, set]:
+    loops = set(subprocess.run(["losetup", "-l", "-n", "-O", "NAME"], capture_output=True,
+                               text=True).stdout.split())
+    mounts = {line.split()[1] for line in open("/proc/mounts") if "lockscope-" in line}
+    return loops, mounts
+
+
+def sweep(tmp_path: Path, scenario: str, *extra: str) -> dict:
+    before = _loop_state()
+    out = tmp_path / scenario
+    res = lockscope("sweep", "--scenario", scenario, "--threads", "1,4", "--runtime", RUNTIME,
+                    "--image-size", "2g", "--out", str(out), "--no-report", *extra)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert _loop_state() == before, "the sweep left loop devices or mounts behind"
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["schema"] == "lockscope/1" and doc["partial"] is False
+    assert {(r["fs"], r["threads"]) for r in doc["runs"]} == {
+        (fs, n) for fs in ("ext4", "xfs") for n in (1, 4)}
+    for run in doc["runs"]:
+        assert run["trace"], run.get("trace_error")
+    return doc
+
+
+@pytest.mark.kernel
+def test_default_sparse_shared_file(tmp_path):
+    doc = sweep(tmp_path, "shared-sparse-randwrite")
+    ext4 = doc["analysis"]["ext4"]["verdict"]
+    assert ext4["kind"] == "inode_lock_contention", ext4
+    assert ext4["lock"] == "i_rwsem" and "holes" in ext4["reasons"]
+    assert ext4["path"].endswith("/shared-sparse-randwrite.dat")
+    assert ext4["kernel_function"]
+    xfs = doc["analysis"]["xfs"]
+    assert xfs["verdict"]["kind"] != "inode_lock_contention", xfs["verdict"]
+    xfs_share = xfs["points"][-1]["time_share"]["inode_lock"]
+    ext4_share = doc["analysis"]["ext4"]["points"][-1]["time_share"]["inode_lock"]
+    assert ext4_share > 0.3 and xfs_share < 0.05
+    cmp = doc["analysis"]["comparison"]
+    assert cmp["best"] == "xfs"
+    assert doc["host"]["filesystems"]["ext4"]["mount_options"]
+    assert doc["host"]["filesystems"]["xfs"]["device"].startswith("/dev/loop")
+
+
+@pytest.mark.kernel
+def test_aligned_overwrite_is_not_inode_lock_bound(tmp_path):
+    doc = sweep(tmp_path, "shared-written-randwrite")
+    for fs in ("ext4", "xfs"):
+        v = doc["analysis"][fs]["verdict"]
+        assert v["kind"] != "inode_lock_contention", (fs, v)
+        assert doc["analysis"][fs]["points"][-1]["time_share"]["inode_lock"] < 0.05
+
+
+@pytest.mark.kernel
+def test_buffered_writes_contend_on_the_inode_lock(tmp_path):
+    doc = sweep(tmp_path, "shared-buffered-randwrite")
+    for fs in ("ext4", "xfs"):
+        v = doc["analysis"][fs]["verdict"]
+        assert v["kind"] == "inode_lock_contention", (fs, v)
+        assert "buffered" in v["reasons"]
+
+
+@pytest.mark.kernel
+def test_ctrl_c_keeps_completed_points_and_cleans_up(tmp_path):
+    before = _loop_state()
+    out = tmp_path / "partial"
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", "--threads", "1,2,4",
+                             "--runtime", "4", "--image-size", "2g", "--out", str(out),
+                             "--no-report"], env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    # Wait until at least one point is on disk, then interrupt the next one.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        f = out / "results.json"
+        if f.exists() and json.loads(f.read_text())["runs"]:
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["partial"] is True and 1 <= len(doc["runs"]) < 6
+    assert _loop_state() == before
+    # A partial recording is still analyzable.
+    assert "ext4" in doc["analysis"]
+
+
+def test_bad_thread_counts_exit_2():
+    for bad in ("0", "-1", "two", "1,,x"):
+        res = lockscope("sweep", "--threads", bad)
+        assert res.returncode == 2, bad
+        assert "positive integer" in res.stderr
+
+
+def test_unknown_scenario_exits_2():
+    res = lockscope("sweep", "--scenario", "no-such-scenario")
+    assert res.returncode == 2 and "unknown scenario" in res.stderr
+
+
+@pytest.mark.kernel
+def test_target_not_ext4_or_xfs_exits_2(tmp_path):
+    res = lockscope("sweep", "--target", "/proc", "--out", str(tmp_path / "o"))
+    assert res.returncode == 2 and "not ext4 or XFS" in res.stderr
+    res = lockscope("sweep", "--target", str(tmp_path / "missing"), "--out", str(tmp_path / "o"))
+    assert res.returncode == 2 and "not a directory" in res.stderr
+
+
+@pytest.mark.kernel
+def test_not_enough_space_is_refused_before_any_run(tmp_path, xfs_fs):
+    res = lockscope("sweep", "--target", str(xfs_fs.path), "--job", str(_huge_job(tmp_path)),
+                    "--out", str(tmp_path / "o"))
+    assert res.returncode == 2 and "not enough space" in res.stderr
+    assert not (tmp_path / "o").exists()
+    assert os.listdir(xfs_fs.path) == []
+
+
+def _huge_job(tmp_path: Path) -> Path:
+    job = tmp_path / "huge.fio"
+    job.write_text("[global]\nrw=randwrite\nbs=4k\ndirect=1\n[huge]\nsize=100t\n")
+    return job
+
+
+@pytest.mark.kernel
+def test_target_directory_is_used_and_left_as_found(tmp_path, ext4_fs):
+    (ext4_fs.path / "keep.txt").write_text("user data")
+    out = tmp_path / "t"
+    res = lockscope("sweep", "--target", str(ext4_fs.path), "--threads", "1,2", "--runtime",
+                    "2", "--scenario", "shared-written-randwrite", "--out", str(out),
+                    "--no-report")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert sorted(os.listdir(ext4_fs.path)) == ["keep.txt", "lost+found"]
+    assert (ext4_fs.path / "keep.txt").read_text() == "user data"
+    doc = json.loads((out / "results.json").read_text())
+    assert {r["fs"] for r in doc["runs"]} == {"ext4"}
+    assert doc["host"]["filesystems"]["ext4"]["made_by_lockscope"] is False
+
+
+def test_truncated_results_file_is_a_clear_error(tmp_path):
+    from lockscope.errors import LockscopeError
+    from lockscope.results import load_results
+
+    bad = tmp_path / "results.json"
+    bad.write_text('{"schema": "lockscope/1", "host": {')
+    with pytest.raises(LockscopeError, match="results.json: not valid JSON"):
+        load_results(bad)
+    bad.write_text('{"schema": "lockscope/0", "host": {}, "runs": []}')
+    with pytest.raises(LockscopeError, match="schema 'lockscope/0' is not supported"):
+        load_results(bad)
