@@ -25,7 +25,8 @@ enum rec_drop {
 	DROP_DIO_FULL,          /* per-inode DIO stats map full */
 	DROP_INFLIGHT_FULL,     /* in-flight DIO or block request map full */
 	DROP_OTHER_FULL,        /* syscall, block, jbd2 stats maps full */
-	DROP_STACK_MISSING,     /* bpf_get_stackid failed (kernel or user) */
+	DROP_STACK_MISSING,     /* bpf_get_stackid failed for a kernel stack */
+	DROP_USTACK_MISSING,    /* ... for a user stack */
 	DROP_NESTED_BEGIN,      /* begin while the slot held another lock */
 	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */

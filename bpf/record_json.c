@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 #include "json_out.h"
+#include "record_btfname.h"
 #include "record_paths.h"
 #include "record_session.h"
 
@@ -240,7 +241,9 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_key(j, "drops");
 	json_begin_object(j);
 	json_uint(j, "map_full", full);
-	json_uint(j, "stack_missing", d[DROP_STACK_MISSING]);
+	json_uint(j, "stack_missing", d[DROP_STACK_MISSING] + d[DROP_USTACK_MISSING]);
+	json_uint(j, "kernel_stack_missing", d[DROP_STACK_MISSING]);
+	json_uint(j, "user_stack_missing", d[DROP_USTACK_MISSING]);
 	json_uint(j, "nested_begin", d[DROP_NESTED_BEGIN]);
 	json_uint(j, "end_without_begin", d[DROP_END_WITHOUT_BEGIN]);
 	json_uint(j, "dio_untracked", d[DROP_DIO_UNTRACKED]);
@@ -339,13 +342,15 @@ static void write_wait(struct rec_session *s, struct json_out *j, const struct r
 }
 
 static void write_lock(struct rec_session *s, struct json_out *j, const struct lock_group *g,
-		       struct folded *folded)
+		       struct folded *folded, struct btfname *members)
 {
 	const struct rec_lock *l = &s->data.locks[g->first];
 	const struct rec_inode *ino = inode_of(s, l->k.addr);
 	__u64 count = 0, max = 0, excl = 0, excl_ns = 0, rd = 0, rd_ns = 0, intr = 0;
 	char buf[256];
 	const char *name = NULL, *kind = "unknown", *path = NULL;
+	struct rec_inode inside = {};
+	int pid = 0;
 	size_t i;
 
 	for (i = 0; i < g->n; i++) {
@@ -362,7 +367,13 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 	if (ino && ino->v.kind < sizeof(kind_names) / sizeof(kind_names[0])) {
 		kind = kind_names[ino->v.kind];
 		path = paths_lookup(s->paths, ino->v.dev, ino->v.ino, ino->v.pid);
-	} else if ((name = stacks_data_name(&s->stacks, l->k.addr, buf, sizeof(buf)))) {
+	} else if (btfname_lookup(members, l->k.addr, buf, 128, &inside.v.dev, &inside.v.ino, &pid)) {
+		/* another lock inside a known inode object: named by its member */
+		name = buf;
+		inside.v.pid = pid;
+		ino = &inside;
+		path = paths_lookup(s->paths, inside.v.dev, inside.v.ino, pid);
+	} else if ((name = stacks_data_name(&s->stacks, l->k.addr, buf, 128))) {
 		kind = "global";
 	}
 	json_begin_object(j);
@@ -400,6 +411,7 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 
 static void write_locks(struct rec_session *s, struct json_out *j, struct folded *folded)
 {
+	struct btfname *members = btfname_new();
 	struct rec_lock *locks = s->data.locks;
 	size_t n = s->data.nr_locks, i, ng = 0;
 	struct lock_group *groups = calloc(n ? n : 1, sizeof(*groups));
@@ -408,8 +420,12 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 	json_begin_array(j);
 	if (!groups) {
 		json_end_array(j);
+		btfname_free(members);
 		return;
 	}
+	for (i = 0; i < s->data.nr_inodes; i++)
+		btfname_add(members, s->data.inodes[i].addr, s->data.inodes[i].v.kind,
+			    s->data.inodes[i].v.dev, s->data.inodes[i].v.ino, s->data.inodes[i].v.pid);
 	qsort(locks, n, sizeof(*locks), cmp_lock_entry);
 	for (i = 0; i < n; i++) {
 		if (!ng || locks[i].k.addr != locks[groups[ng - 1].first].k.addr)
@@ -419,9 +435,10 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 	}
 	qsort(groups, ng, sizeof(*groups), cmp_group_total);
 	for (i = 0; i < ng; i++)
-		write_lock(s, j, &groups[i], folded);
+		write_lock(s, j, &groups[i], folded, members);
 	json_end_array(j);
 	free(groups);
+	btfname_free(members);
 }
 
 /* ---- per-inode I/O ---- */

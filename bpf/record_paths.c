@@ -125,19 +125,20 @@ static bool from_fds(struct path_entry *e, int pid)
 	return e->path != NULL;
 }
 
-void paths_try_fds(struct rec_paths *p, __u32 kdev, __u64 ino, int pid)
+bool paths_try_fds(struct rec_paths *p, __u32 kdev, __u64 ino, int pid)
 {
 	struct path_entry *e = entry(p, kdev, ino);
 	int i;
 
 	if (!e || e->path || e->fd_tries >= FD_TRIES)
-		return;
+		return false;
 	e->fd_tries++;
 	if (from_fds(e, pid))
-		return;
+		return true;
 	for (i = 0; i < p->nr_pids; i++)
 		if (p->pids[i] != pid && from_fds(e, p->pids[i]))
-			return;
+			break;
+	return true;
 }
 
 const char *paths_lookup(struct rec_paths *p, __u32 kdev, __u64 ino, int pid)

@@ -6,6 +6,7 @@
 #define LOCKSCOPE_RECORD_PATHS_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct rec_paths;
@@ -17,8 +18,9 @@ void paths_free(struct rec_paths *p);
 void paths_add_pids(struct rec_paths *p, const int *pids, int n);
 
 /* Tries, through pid's open files, an inode seen in the kernel map (kdev is
- * the kernel's dev_t). Cheap when already known or tried too often. */
-void paths_try_fds(struct rec_paths *p, __u32 kdev, __u64 ino, int pid);
+ * the kernel's dev_t). Returns whether /proc was read (false when the path
+ * is known or was tried often enough). */
+bool paths_try_fds(struct rec_paths *p, __u32 kdev, __u64 ino, int pid);
 
 /* The final answer: cached, else fds of pid and of the --pid list, else a
  * bounded search of the mount. NULL when not found. */

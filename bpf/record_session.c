@@ -17,6 +17,8 @@
 #include "record_paths.h"
 #include "record_session.h"
 
+#define PATH_TRIES_PER_TICK 32
+
 const char *const rec_syscall_names[REC_NR_SYSCALLS] = {
 	"write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter",
 };
@@ -200,9 +202,10 @@ void rec_tick(struct rec_session *s)
 		key = next;
 		prev = &key;
 	}
+	/* a bounded number of fd-table reads per tick keeps ticks short */
 	if (rec_read_inodes(skel, &inodes, &n) == 0)
-		for (i = 0; i < n; i++)
-			paths_try_fds(s->paths, inodes[i].v.dev, inodes[i].v.ino, inodes[i].v.pid);
+		for (i = 0, k = 0; i < n && k < PATH_TRIES_PER_TICK; i++)
+			k += paths_try_fds(s->paths, inodes[i].v.dev, inodes[i].v.ino, inodes[i].v.pid);
 	free(inodes);
 }
 

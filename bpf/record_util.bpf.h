@@ -121,7 +121,7 @@ static __always_inline __u32 ustack_id(void *ctx)
 		return REC_NO_STACK;
 	id = bpf_get_stackid(ctx, &stacks, BPF_F_FAST_STACK_CMP | BPF_F_USER_STACK);
 	if (id < 0) {
-		drop(DROP_STACK_MISSING);
+		drop(DROP_USTACK_MISSING);
 		return REC_NO_STACK;
 	}
 	return id;

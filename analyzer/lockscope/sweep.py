@@ -182,7 +182,7 @@ def run(args) -> int:
     try:
         with ExitStack() as stack:
             workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
-            interrupted = _run_points(doc, scenario, fss, workdirs, args, out)
+            _run_points(doc, scenario, fss, workdirs, args, out)
     except KeyboardInterrupt:
         interrupted = True
     except LockscopeError:
@@ -227,7 +227,7 @@ def _remove_tree_we_made(wd: Path) -> None:
         wd.rmdir()
 
 
-def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> bool:
+def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
     with SweepProgress(len(order), args.runtime) as progress:
         for i, (rep, n, fs) in enumerate(order):
@@ -236,7 +236,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> bool:
             progress.start_point(i, label)
             wd = workdirs[fs]
             scratch = out / "points" / f"{fs}-{n}-{rep}"
-            res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch, trace=not args.no_trace, on_status=progress.status)
+            res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
+                            trace=not args.no_trace, on_status=progress.status)
             shutil.rmtree(scratch)  # everything it held is now in results.json
             doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                 "workload": res.workload, "trace": res.trace,
@@ -247,7 +248,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> bool:
             progress.end_point(i, label, res.workload, res.trace_error)
             # Keep what is done on disk: a crash later still leaves a readable recording.
             save_results(out / "results.json", doc)
-    return False
+    if (out / "points").is_dir():
+        shutil.rmtree(out / "points")
 
 
 def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
