@@ -1,0 +1,197 @@
+"""lockscope-record's command line: bad input, privileges, --list-features, the
+--start-on-stdin protocol, and that SIGKILL leaves nothing attached."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from test_record_common import record_binary, recorder
+
+
+def run(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([record_binary(), *args], capture_output=True, text=True, timeout=60,
+                          **kw)
+
+
+def one_line_error(res: subprocess.CompletedProcess, code: int, *words: str) -> None:
+    assert res.returncode == code, res
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def _free_pid() -> int:
+    pid = 4_000_000
+    while os.path.exists(f"/proc/{pid}"):
+        pid += 1
+    return pid
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--pid", str(_free_pid())], ["no such process"]),
+    (["--pid", "abc"], ["--pid"]),
+    (["--cgroup", "/nonexistent/cgroup"], ["--cgroup"]),
+    (["--cgroup", "/tmp"], ["not a cgroup v2 directory"]),
+    (["--duration", "0"], ["--duration"]),
+    (["--duration", "-3"], ["--duration"]),
+    (["--duration", "soon"], ["--duration"]),
+    (["--max-locks", "0"], ["--max-locks"]),
+    (["--disable", "no_such_group"], ["no_such_group"]),
+    (["--attach-kinds", "uprobe"], ["uprobe"]),
+    (["--no-such-option"], ["--no-such-option"]),
+    (["extra-argument"], ["extra-argument"]),
+])
+def test_bad_input_exits_2_with_one_line(args, words):
+    one_line_error(run(*args), 2, *words)
+
+
+def test_help_lists_the_map_size_options():
+    res = run("--help")
+    assert res.returncode == 0
+    for opt in ("--duration", "--pid", "--comm", "--cgroup", "--start-on-stdin", "--max-locks",
+                "--max-stacks", "--max-inodes", "--max-threads", "--max-offcpu", "--min-block-us",
+                "--list-features"):
+        assert opt in res.stdout, opt
+
+
+@pytest.mark.kernel
+def test_not_root_says_what_is_missing():
+    probe = subprocess.run(["true"], preexec_fn=lambda: os.setuid(65534))
+    if probe.returncode != 0:
+        pytest.skip("cannot run as user nobody here")
+    res = subprocess.run([record_binary(), "--duration", "1"], capture_output=True, text=True,
+                         preexec_fn=lambda: os.setuid(65534), timeout=30)
+    assert res.returncode not in (0, 2)
+    one_line_error(res, res.returncode, "not root", "lockscope doctor")
+
+
+@pytest.mark.kernel
+def test_list_features_probes_every_group():
+    res = run("--list-features")
+    assert res.returncode == 0, res.stderr
+    groups = {g["name"]: g for g in json.loads(res.stdout)["groups"]}
+    for name in ("lock", "dio", "dio_map", "xfs_ilock", "ext4_map", "sched", "block", "syscalls",
+                 "jbd2"):
+        assert groups[name]["enabled"] is True, groups[name]
+        assert groups[name]["attach"] in ("tp_btf", "raw_tp", "tracepoint")
+    for g in groups.values():
+        assert set(g) >= {"name", "enabled", "attach", "tracepoints", "reason", "lost"}
+        assert g["enabled"] or (g["attach"] is None and g["reason"])
+    # DESIGN.md: no kprobes and no fentry on this machine; the extra is off, nothing else.
+    extra = groups["ext4_write_entry"]
+    assert extra["extra"] is True and extra["enabled"] is False
+    assert "fentry" in extra["reason"] and "kprobe" in extra["reason"]
+
+
+@pytest.mark.kernel
+def test_disabled_group_is_reported_off(tmp_path):
+    out = tmp_path / "r.json"
+    res = run("--duration", "0.2", "--disable", "block,jbd2", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    feats = {f["name"]: f for f in doc["features"]}
+    assert feats["block"]["enabled"] is False and "--disable" in feats["block"]["reason"]
+    assert feats["lock"]["enabled"] is True
+    assert doc["block"] == []
+
+
+@pytest.mark.kernel
+def test_start_on_stdin_counts_only_between_the_lines(tmp_path):
+    out = tmp_path / "r.json"
+    with recorder(["--comm", "lockscope-none"], out) as (proc, start, finish):
+        time.sleep(0.5)             # not counted
+        t0 = time.monotonic()
+        start()
+        time.sleep(0.6)
+        doc = finish()
+        elapsed = time.monotonic() - t0
+    window = doc["interval"]["duration_ns"] / 1e9
+    assert 0.5 < window <= elapsed + 0.1
+    assert doc["filter"]["comm"] == "lockscope-none" and doc["threads"] == []
+
+
+@pytest.mark.kernel
+def test_start_on_stdin_stops_at_eof_and_at_duration(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([record_binary(), "--start-on-stdin", "--duration", "0.4", "--out",
+                             str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    assert proc.wait(30) == 0        # --duration ended it, stdin still open
+    assert 0.35e9 < json.loads(out.read_text())["interval"]["duration_ns"] < 5e9
+    proc.stdin.close()
+
+    proc = subprocess.Popen([record_binary(), "--start-on-stdin", "--out", str(out)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    time.sleep(0.3)
+    proc.stdin.close()               # EOF ends it
+    assert proc.wait(30) == 0
+    assert json.loads(out.read_text())["interval"]["duration_ns"] > 0.2e9
+
+
+@pytest.mark.kernel
+def test_sigterm_still_writes_the_document(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([record_binary(), "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    assert json.loads(out.read_text())["schema"] == "lockscope-record/1"
+
+
+def _bpf_fds(pid: int) -> tuple[set[int], set[int]]:
+    """Link ids and program ids held by pid's file descriptors (from fdinfo)."""
+    links, progs = set(), set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            text = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+        if "link_id" in fields:
+            links.add(int(fields["link_id"]))
+        if "prog_id" in fields:
+            progs.add(int(fields["prog_id"]))
+    return links, progs
+
+
+def _bpftool_ids(what: str) -> set[int]:
+    res = subprocess.run(["bpftool", "-j", what, "list"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return {int(e["id"]) for e in json.loads(res.stdout or "[]")}
+
+
+@pytest.mark.kernel
+def test_sigkill_leaves_no_program_or_link(tmp_path):
+    if not shutil.which("bpftool"):
+        pytest.skip("bpftool not installed")
+    with recorder([], tmp_path / "r.json") as (proc, start, _):
+        start()
+        time.sleep(0.3)
+        links, progs = _bpf_fds(proc.pid)
+        assert len(links) >= 10 and progs
+        assert links <= _bpftool_ids("link")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    deadline = time.time() + 10      # links and programs are freed asynchronously (RCU)
+    while time.time() < deadline:
+        if not (links & _bpftool_ids("link")) and not (progs & _bpftool_ids("prog")):
+            break
+        time.sleep(0.2)
+    assert not links & _bpftool_ids("link")
+    assert not progs & _bpftool_ids("prog")
+    assert not list(Path("/sys/fs/bpf").rglob("*lockscope*")) if Path("/sys/fs/bpf").is_dir() else True

@@ -1,0 +1,145 @@
+"""Helpers for the lockscope-record tests: fio writers and a recorder lined up with them.
+
+No tests here; test_record_cli.py and test_record_scenarios.py import it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "build" / "bin" / "lockscope-record"
+INODE_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
+
+
+def record_binary() -> str:
+    """The built recorder; a clear failure when it was not built."""
+    assert RECORD.is_file(), f"{RECORD} is missing: run 'make bins'"
+    return str(RECORD)
+
+
+def prepare_file(path: Path, mode: str, size_mb: int) -> None:
+    """sparse/buffered: a sparse file of size_mb; overwrite: fully written, synced."""
+    if mode == "overwrite":
+        if not path.exists() or path.stat().st_size != size_mb << 20:
+            subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={size_mb}",
+                            "oflag=direct", "status=none"], check=True)
+    else:
+        path.unlink(missing_ok=True)
+        with open(path, "wb") as f:
+            f.truncate(size_mb << 20)
+    os.sync()
+
+
+def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: float = 30,
+              jobs: int = 4) -> subprocess.Popen:
+    """4 writer threads of one process (--thread) doing random 4k writes on one file.
+
+    --fallocate=none keeps a sparse file sparse (fio would preallocate it);
+    --file_service_type and --norandommap keep fio from laying the file out.
+    """
+    cmd = [fio, "--name=w", f"--filename={path}", "--rw=randwrite", "--bs=4k",
+           f"--direct={0 if mode == 'buffered' else 1}", f"--numjobs={jobs}", "--thread",
+           f"--size={size_mb}m", f"--runtime={runtime}", "--time_based", "--fallocate=none",
+           "--norandommap", "--group_reporting", "--output-format=terse"]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def wait_threads(pid: int, n: int, timeout: float = 20) -> None:
+    """Until the process has n threads (fio starts its jobs after a short setup)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if len(os.listdir(f"/proc/{pid}/task")) >= n:
+                return
+        except FileNotFoundError:
+            raise AssertionError(f"process {pid} exited before its threads started")
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} did not start {n} threads")
+
+
+def stop(proc: subprocess.Popen | None) -> None:
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def recorder(args: list[str], out: Path):
+    """A recorder in --start-on-stdin mode, attached and ready; yields (proc, start, stop)."""
+    proc = subprocess.Popen([record_binary(), "--start-on-stdin", "--out", str(out), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line == "ready\n", f"recorder said {line!r}: {proc.stderr.read()[-2000:]}"
+
+        def start() -> None:
+            proc.stdin.write("start\n")
+            proc.stdin.flush()
+
+        def finish() -> dict:
+            proc.stdin.write("stop\n")
+            proc.stdin.flush()
+            proc.stdin.close()
+            assert proc.wait(60) == 0, proc.stderr.read()[-2000:]
+            return json.loads(out.read_text())
+
+        yield proc, start, finish
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 2.0,
+                   extra: list[str] | None = None, size_mb: int = 128) -> dict:
+    """Runs the 4 writers, records --pid for `seconds` of their steady state."""
+    prepare_file(path, mode, size_mb)
+    writers = start_fio(fio, path, mode, size_mb)
+    try:
+        wait_threads(writers.pid, 5)
+        with recorder(["--pid", str(writers.pid), *(extra or [])], out) as (_, start, finish):
+            time.sleep(0.3)
+            start()
+            time.sleep(seconds)
+            doc = finish()
+    finally:
+        stop(writers)
+    return doc
+
+
+def thread_ns(doc: dict) -> int:
+    """Time of all traced threads in the window (on CPU + off CPU + runnable)."""
+    return sum(t["oncpu_ns"] + t["offcpu_ns"] + t["runqueue_ns"] for t in doc["threads"])
+
+
+def file_locks(doc: dict, path: Path, kind: str) -> list[dict]:
+    real = os.path.realpath(path)
+    return [lk for lk in doc["locks"] if lk["kind"] == kind and lk["path"]
+            and os.path.realpath(lk["path"]) == real]
+
+
+def wait_share(doc: dict, path: Path, kind: str = "i_rwsem") -> float:
+    """Wait on the file's lock of this kind as a share of traced thread time."""
+    total = thread_ns(doc)
+    assert total > 0, "no thread time recorded"
+    return sum(lk["total_ns"] for lk in file_locks(doc, path, kind)) / total
+
+
+def dio_entry(doc: dict, path: Path) -> dict:
+    real = os.path.realpath(path)
+    for e in doc["dio"]:
+        if e["path"] and os.path.realpath(e["path"]) == real:
+            return e
+    raise AssertionError(f"no dio entry for {path}: {[e['path'] for e in doc['dio']]}")
