@@ -50,8 +50,10 @@ $(STAMPS)/venv: setup.py pyproject.toml requirements.txt | $(STAMPS)/apt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
+# The main job: the default sweep (ext4 vs XFS, threads 1,2,4,8) on loop images.
 demo: deps bins
-	$(VENV)/bin/lockscope doctor
+	$(VENV)/bin/lockscope doctor >/dev/null || $(VENV)/bin/lockscope doctor
+	$(VENV)/bin/lockscope sweep --out results/sweep-$$(date +%Y%m%d-%H%M%S)
 
 test: deps bins
 	$(PY) -m pytest tests
