@@ -138,6 +138,41 @@ def test_mixed_job_splits_like_fio(load, xfs_fs, tmp_path):
     assert doc["lockscope"]["files"][0]["layout"] == "written"
 
 
+def test_same_job_file_as_fio(load, xfs_fs, tmp_path):
+    """One fio job file, two jobs running together, through both tools."""
+    require_tool("fio")
+    text = ("[global]\nbs=4k\nsize=2m\ndirect=1\nioengine=psync\n\n"
+            "[writer]\nrw=randwrite\nfilename={d}/{t}.w\nnumjobs=2\n\n"
+            "[reader]\nrw=read\nfilename={d}/{t}.r\nbs=64k\n")
+    for tool in ("fio", "load"):
+        (tmp_path / f"{tool}.fio").write_text(text.format(d=xfs_fs.path, t=tool))
+    fio = fio_json([str(tmp_path / "fio.fio"), "--output-format=json"])
+    ours = ok_run(load, tmp_path, str(tmp_path / "load.fio"))
+    assert [j["jobname"] for j in ours["jobs"]] == [j["jobname"] for j in fio["jobs"]] == \
+        ["writer", "writer", "reader"]
+    for fj, oj in zip(fio["jobs"], ours["jobs"]):
+        for ddir in ("read", "write"):
+            assert oj[ddir]["total_ios"] == fj[ddir]["total_ios"]
+            assert oj[ddir]["io_bytes"] == fj[ddir]["io_bytes"]
+        def opts(job):
+            return {k: v for k, v in job["job options"].items() if k != "filename"}
+        assert opts(oj) == opts(fj)
+    assert ours["global options"] == fio["global options"]
+
+
+def test_text_output_and_status_lines(load, xfs_fs):
+    res = subprocess.run([load, "--name=txt", f"--filename={xfs_fs.path}/t.dat",
+                          "--rw=randwrite", "--bs=4k", "--size=2m", "--direct=1",
+                          "--time_based", "--runtime=1.2", "--status-interval=0.5"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    status = [line for line in res.stdout.splitlines() if line.startswith("[")]
+    assert len(status) >= 2 and all("IOPS" in line for line in status)
+    assert "txt: (groupid=0, jobs=1)" in res.stdout
+    assert "write: IOPS=" in res.stdout and "clat percentiles (nsec)" in res.stdout
+    assert "99.00th=[" in res.stdout and "cpu          : usr=" in res.stdout
+
+
 # --- layouts ----------------------------------------------------------------------
 
 def layout_at_ready(load: str, tmp_path: Path, path: Path, *args: str) -> tuple:
