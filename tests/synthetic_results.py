@@ -124,24 +124,39 @@ def _wait_ns(fs: str, share: dict[str, float], thread_ns: float) -> dict[str, fl
     return out
 
 
+def _off(frame: str) -> str:
+    """A frame as the recorder's symbolizer writes it: name+offset (stable per name)."""
+    return f"{frame}+0x{(len(frame) * 37 + sum(map(ord, frame))) % 0x3f0 + 0x10:x}"
+
+
 class _StackPool:
-    """Deterministic pool of distinct folded stacks per (fs, wait site)."""
+    """Deterministic pool of distinct folded stacks per (fs, wait site).
+
+    Lines look like the recorder's: comm first, then user frames, then kernel
+    frames, root first, each frame with its offset (``vfs_write+0x1c4``);
+    ``annotate_kernel`` adds perf's ``_[k]`` mark to kernel frames instead.
+    """
 
     def __init__(self, rng: random.Random, annotate_kernel: bool):
         self.rng = rng
-        self.k = "_[k]" if annotate_kernel else ""
+        self.annotate = annotate_kernel
         self.cache: dict[tuple[str, str], list[str]] = {}
+
+    def _frame(self, name: str, kernel: bool) -> str:
+        return name + "_[k]" if kernel and self.annotate else _off(name)
 
     def stacks(self, fs: str, site: str, count: int) -> list[str]:
         have = self.cache.setdefault((fs, site), [])
         seen = set(have)
-        kernel = ";".join(f + self.k for f in SYSCALL + KPATHS[fs][site])
-        base, tail = ";".join(USER_ROOT), ";".join(USER_IO)
+        kernel = ";".join(self._frame(f, True) for f in SYSCALL + KPATHS[fs][site])
+        base = ";".join([USER_ROOT[0]] + [self._frame(f, False) for f in USER_ROOT[1:]])
+        tail = ";".join(self._frame(f, False) for f in USER_IO)
         tries = 0
         while len(have) < count and tries < count * 20:
             tries += 1
             depth = self.rng.randint(0, 6) if count > 50 else self.rng.randint(0, 2)
-            mid = ";".join(self.rng.choice(APP_FRAMES) for _ in range(depth))
+            mid = ";".join(self._frame(self.rng.choice(APP_FRAMES), False)
+                           for _ in range(depth))
             line = ";".join(p for p in (base, mid, tail, kernel) if p)
             if line not in seen:
                 seen.add(line)
@@ -182,28 +197,37 @@ def _hist(count: int, mean_ns: float) -> list[int]:
 
 def _kstack(fs: str, site: str) -> list[str]:
     """Kernel stack leaf first, with offsets, as the recorder's symbolizer writes it."""
-    frames = SYSCALL + KPATHS[fs][site]
-    return [f"{f}+0x{(len(f) * 37) % 0x3f0 + 0x10:x}" for f in reversed(frames)]
+    return [_off(f) for f in reversed(SYSCALL + KPATHS[fs][site])]
 
 
 def _features(fs: str, off: dict[str, str]) -> list[dict[str, Any]]:
+    """The recorder's probe-group table (lockscope-record's "features")."""
     table = [
-        ("lock_contention", "lock:contention_begin/contention_end", "tp_btf"),
-        ("inode_attribution", "iomap:iomap_dio_rw_begin", "tp_btf"),
-        ("dio_classes", "iomap:iomap_iter_dstmap", "tp_btf"),
-        ("offcpu", "sched:sched_switch", "tp_btf"),
-        ("block_io", "block:block_rq_issue/block_rq_complete", "tp_btf"),
-        ("journal", "jbd2:jbd2_handle_start", "tp_btf"),
-        ("xfs_ilock", "xfs:xfs_ilock", "tp_btf"),
-        ("kprobe_extras", "kprobe:ext4_dio_write_iter", "kprobe"),
+        ("lock_contention", ["lock:contention_begin", "lock:contention_end"], False,
+         "no lock-wait measurement"),
+        ("inode_attribution", ["iomap:iomap_dio_rw_begin"], False,
+         "i_rwsem waits not attributed to files"),
+        ("dio_classes", ["iomap:iomap_iter", "iomap:iomap_iter_dstmap"], False,
+         "no DIO write classes"),
+        ("offcpu", ["sched:sched_switch"], False, "no off-CPU time"),
+        ("block_io", ["block:block_rq_issue", "block:block_rq_complete"], False,
+         "no block-device latency"),
+        ("journal", ["jbd2:jbd2_handle_start"], False, "no journal handle statistics"),
+        ("xfs_ilock", ["xfs:xfs_ilock"], False, "XFS ILOCK waits not attributed to files"),
+        ("kprobe_extras", ["kprobe:ext4_dio_write_iter"], True,
+         "no time before iomap in ext4_dio_write_iter"),
     ]
     out = []
-    for name, probe, attach in table:
+    for name, tps, extra, lost in table:
         reason = off.get(name)
         if name == "kprobe_extras" and reason is None:
-            reason = "kprobes unavailable on this kernel (CONFIG_KPROBES unset)"
-        out.append({"name": name, "probe": probe, "attach": None if reason else attach,
-                    "enabled": reason is None, "reason": reason})
+            reason = "kprobe attach failed: Operation not supported (CONFIG_KPROBES unset)"
+        entry = {"name": name, "enabled": reason is None, "attach": None if reason else
+                 ("kprobe" if extra else "tp_btf"), "tracepoints": tps, "reason": reason,
+                 "extra": extra}
+        if reason:
+            entry["lost"] = lost
+        out.append(entry)
     return out
 
 
@@ -231,7 +255,7 @@ def _workload_json(fs: str, n: int, iops: float, clat_mean: float, tail: float) 
                       "read": empty, "write": side, "trim": dict(empty),
                       "usr_cpu": 1.5, "sys_cpu": 9.0 + n, "ctx": ios * 2,
                       "majf": 0, "minf": 30 * n}],
-            "lockscope": {"threads": n, "timed_phase": {
+            "lockscope": {"threads": [{"tid": 4100 + i} for i in range(n)], "timed_phase": {
                 "start_mono_ns": start, "end_mono_ns": start + RUNTIME_S * 1_000_000_000}}}
 
 
@@ -305,7 +329,9 @@ def _trace(pool: _StackPool, rng: random.Random, fs: str, n: int, share: dict[st
         "recorder": "lockscope-record 0.1.0",
         "interval": {"duration_ns": RUNTIME_S * 1_000_000_000},
         "features": _features(fs, off),
-        "drops": {"locks_full": 0, "stack_missing": 0, "offcpu_full": 0},
+        "drops": {"map_full": 0, "stack_missing": 0, "kernel_stack_missing": 0,
+                  "user_stack_missing": 0, "nested_begin": 0, "end_without_begin": 0,
+                  "dio_untracked": 0, "map_full_by_map": {"locks": 0, "offcpu": 0}},
         "threads": threads if "offcpu" not in off else [],
         "offcpu": offcpu if "offcpu" not in off else [],
         "locks": _trace_locks(fs, waits) if "lock_contention" not in off else [],
@@ -326,7 +352,7 @@ def make_results(filesystems: Iterable[str] = ("ext4", "xfs"),
                  trace_error: str = "BPF unavailable: bpf(BPF_MAP_CREATE) failed: "
                  "Operation not permitted (EPERM); run as root",
                  features_off: dict[str, str] | None = None,
-                 with_analysis: bool = True, annotate_kernel: bool = True) -> dict[str, Any]:
+                 with_analysis: bool = True, annotate_kernel: bool = False) -> dict[str, Any]:
     """Build a whole results.json document.
 
     ``filesystems`` are "ext4" and/or "xfs". ``stacks`` is the number of
@@ -382,7 +408,8 @@ def make_results(filesystems: Iterable[str] = ("ext4", "xfs"),
         + sorted({" ".join(r["engine_argv"]) for r in runs}),
         "host": _host(filesystems, off),
         "workload": {"scenario": "shared-sparse-randwrite",
-                     "description": "random 4 KiB O_DIRECT writes into one shared sparse file",
+                     "description": "random 4 KiB O_DIRECT writes into one shared sparse file "
+                                    "(synthetic recording, not a measurement)",
                      "job": {"rw": "randwrite", "bs": "4k", "direct": 1, "ioengine": "psync",
                              "iodepth": 1, "size": "1g", "filename": "shared.dat",
                              "time_based": 1, "runtime": RUNTIME_S},

@@ -20,6 +20,7 @@ until their Runtime/Log/Network domains are on, so their errors count too.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -61,12 +62,23 @@ class _Pipe:
     def __init__(self, chromium: str, profile: str, extra: list[str]):
         to_chrome_r, self._w = os.pipe()
         self._r, from_chrome_w = os.pipe()
-        # Chromium reads commands on fd 3 and writes replies on fd 4.
+
+        def pipe_fds() -> None:
+            # In the child: Chromium reads commands on fd 3 and writes replies on fd 4.
+            # Copy both ends above 10 first, so neither dup2 overwrites the other.
+            a = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10)
+            b = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+            os.close(a)
+            os.close(b)
+
+        # close_fds=False keeps the dup2'ed fds 3 and 4; Python's own descriptors
+        # are close-on-exec, so nothing else leaks into the browser.
         self.proc = subprocess.Popen(
             [chromium, *FLAGS, f"--user-data-dir={profile}", *extra, "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(3, 4), preexec_fn=lambda: (os.dup2(to_chrome_r, 3),
-                                                 os.dup2(from_chrome_w, 4)))
+            close_fds=False, preexec_fn=pipe_fds)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._buf = b""
@@ -202,7 +214,7 @@ _FRAME_FACTS = """JSON.stringify({
 
 
 def check_page(path: str | os.PathLike, *, screenshot: str | os.PathLike | None = None,
-               width: int = 1280, height: int = 900, settle_s: float = 1.5,
+               width: int = 1280, height: int = 900, settle_s: float = 0.5,
                full_page: bool = False, max_height: int = 16000,
                chromium: str | None = None, timeout: float = 60.0) -> PageReport:
     """Load `path` (a local HTML file) and return what the browser saw.
@@ -232,6 +244,7 @@ def check_page(path: str | os.PathLike, *, screenshot: str | os.PathLike | None 
             pipe.call("Page.navigate", {"url": url}, session=session, timeout=timeout)
             if not pipe.wait_event("Page.loadEventFired", timeout):
                 raise BrowserError(f"{url} did not finish loading within {timeout:.0f} s")
+            _wait_flames(pipe, session, timeout)     # the ones open from the start
             pipe.pump(settle_s)
             if screenshot is not None:
                 report.screenshot = _screenshot(pipe, session, Path(screenshot), width,
@@ -303,19 +316,19 @@ def _screenshot(pipe: _Pipe, session: str, out: Path, width: int, full_page: boo
 
 
 _LOADED = """(function () {
-  var want = document.querySelectorAll('details[data-flame]').length;
+  var want = document.querySelectorAll('details[data-flame][open]').length;
   var have = document.querySelectorAll('.flamehost iframe, .flamehost.failed').length;
   return have >= want;
 })()"""
 
 
 def _wait_flames(pipe: _Pipe, session: str, timeout: float) -> bool:
-    """Wait until every embedded flame graph was unpacked into a frame (or failed)."""
+    """Wait until every open flame graph was unpacked into a frame (or failed)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if _evaluate(pipe, session, _LOADED, None, timeout):
             return True
-        pipe.pump(0.2)
+        pipe.pump(0.1)
     return False
 
 

@@ -83,7 +83,18 @@ def iter_folded(data: Any) -> Iterator[tuple[str, int]]:
                 continue
 
 
-_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+(?:/0x[0-9a-fA-F]+)?$")
+# A return offset inside folded text: before a ';', a ']' (``[libc.so.6+0x1f2]``),
+# the space before the value, or a line end.
+_OFFSETS = re.compile(r"\+0x[0-9a-fA-F]+(?:/0x[0-9a-fA-F]+)?(?=[;\]\s]|$)")
+
+
+def strip_offsets(text: str) -> str:
+    """``vfs_write+0x1c4;ksys_write+0x6f 12`` → ``vfs_write;ksys_write 12``.
+
+    Flame graphs merge frames by name; a return offset would split one
+    function into as many frames as it has call sites.
+    """
+    return _OFFSETS.sub("", text) if "+0x" in text else text
 
 
 def _record_stack(rec: dict[str, Any]) -> str | None:
@@ -93,8 +104,8 @@ def _record_stack(rec: dict[str, Any]) -> str | None:
     if not kstack and not ustack:
         return None
     # Offsets would split one function into many frames; flame graphs merge by name.
-    user = [_OFFSET.sub("", str(f)) for f in reversed(ustack)]
-    kern = [_OFFSET.sub("", str(f)) + "_[k]" for f in reversed(kstack)]
+    user = [strip_offsets(str(f)) for f in reversed(ustack)]
+    kern = [strip_offsets(str(f)) + "_[k]" for f in reversed(kstack)]
     comm = [str(rec["comm"])] if rec.get("comm") else []
     return ";".join(comm + user + kern)
 
@@ -175,8 +186,9 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
 
     The repeats' lines are concatenated, not merged: inferno, FlameGraph and
     speedscope all sum repeated stacks themselves, and skipping the merge
-    keeps large recordings fast. Lines already in folded form are copied as
-    they are; anything else is converted line by line.
+    keeps large recordings fast. Return offsets are stripped from frames
+    (strip_offsets). Lines already in folded form are copied in one piece;
+    anything else is converted line by line.
     """
     out = PointStacks()
     with open(path, "w", buffering=1 << 20) as fh:
@@ -192,7 +204,7 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
                 except (ValueError, TypeError, AttributeError):
                     pass  # not clean folded lines: take the careful path below
                 else:
-                    fh.write("\n".join(data))
+                    fh.write(strip_offsets("\n".join(data)))
                     fh.write("\n")
                     out.total += total
                     out.lines += len(data)
@@ -200,7 +212,7 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
                     continue
             for stack, value in iter_folded(data):
                 if value > 0:
-                    fh.write(f"{stack} {value}\n")
+                    fh.write(f"{strip_offsets(stack)} {value}\n")
                     out.total += value
                     out.lines += 1
                     out.annotated = out.annotated or "_[k]" in stack

@@ -16,8 +16,10 @@ _ON_KEYS = ("enabled", "on", "ok", "attached", "available")
 def normalize_features(table: Any) -> list[dict[str, Any]]:
     """The recorder's feature table as [{name, enabled, attach, probe, reason}].
 
-    Accepts a list of objects or a ``{name: entry | bool}`` mapping; an entry's
-    on/off flag may be called enabled, on, ok, attached or available.
+    Accepts a list of objects (lockscope-record writes ``{name, enabled,
+    attach, tracepoints, reason, extra, lost}``) or a ``{name: entry | bool}``
+    mapping; an entry's on/off flag may be called enabled, on, ok, attached or
+    available.
     """
     items: list[tuple[str, Any]] = []
     if isinstance(table, dict):
@@ -36,10 +38,13 @@ def normalize_features(table: Any) -> list[dict[str, Any]]:
         reason = e.get("reason") or e.get("error") or e.get("why")
         if on is None:
             on = not reason
+        probe = e.get("probe") or e.get("tracepoint")
+        if not probe and isinstance(e.get("tracepoints"), list):
+            probe = ", ".join(str(t) for t in e["tracepoints"])
         out.append({"name": name, "enabled": bool(on),
                     "attach": e.get("attach") or e.get("via") or e.get("how"),
-                    "probe": e.get("probe") or e.get("tracepoint"),
-                    "reason": reason})
+                    "probe": probe, "reason": reason, "lost": e.get("lost"),
+                    "extra": bool(e.get("extra"))})
     return out
 
 
@@ -57,7 +62,7 @@ def missing_notes(doc: dict[str, Any]) -> list[str]:
     # Runs without a trace, grouped by filesystem and reason.
     untraced: dict[tuple[str, str], set[int]] = defaultdict(set)
     traced_runs = 0
-    off: dict[tuple[str, str], dict[str, set]] = {}
+    off: dict[tuple[str, str, str, bool], set[str]] = {}
     drops: dict[str, int] = defaultdict(int)
     for run in doc.get("runs") or []:
         if not isinstance(run, dict):
@@ -71,19 +76,19 @@ def missing_notes(doc: dict[str, Any]) -> list[str]:
         traced_runs += 1
         for f in normalize_features(trace.get("features")):
             if not f["enabled"]:
-                key = (f["name"], str(f["reason"] or "no reason recorded"))
-                slot = off.setdefault(key, {"fs": set(), "threads": set()})
-                slot["fs"].add(fs)
-                slot["threads"].add(run.get("threads"))
+                key = (f["name"], str(f["reason"] or "no reason recorded"), f["lost"] or "",
+                       f["extra"])
+                off.setdefault(key, set()).add(fs)
         for k, v in (trace.get("drops") or {}).items():
             if isinstance(v, (int, float)) and v > 0:
                 drops[k] += int(v)
     for (fs, why), threads in sorted(untraced.items(), key=lambda kv: kv[0]):
         notes.append(f"{fs} ({_threads_text({t for t in threads if t is not None})}): not "
                      f"traced, so no lock waits, stacks, DIO classes or time shares: {why}")
-    for (name, why), where in sorted(off.items()):
-        fss = ", ".join(sorted(where["fs"]))
-        notes.append(f"recorder feature '{name}' was off ({fss}): {why}")
+    for (name, why, lost, extra), fss in sorted(off.items(), key=lambda kv: (kv[0][3], kv[0])):
+        what = "optional recorder extra" if extra else "recorder feature"
+        notes.append(f"{what} '{name}' was off ({', '.join(sorted(fss))}): {why}"
+                     + (f"; so: {lost}" if lost else ""))
     for k, v in sorted(drops.items()):
         notes.append(f"the recorder dropped data ({k.replace('_', ' ')}: {v:,}); totals from "
                      "the trace are lower bounds")

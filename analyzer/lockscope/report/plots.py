@@ -118,7 +118,13 @@ def scaling_figure(views: list[FsView]):
         ax.set_title(f"{title} versus threads")
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
-    ax_iops.legend(loc="upper left", handlelength=3.0)
+    # Measured lines first, then the fits, then the ideal lines.
+    handles, labels = ax_iops.get_legend_handles_labels()
+    rank = {"measured": 0, "USL fit": 1, "ideal": 2}
+    order = sorted(range(len(labels)), key=lambda i: (
+        next((r for k, r in rank.items() if k in labels[i]), 3), i))
+    ax_iops.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+                   handlelength=3.0)
     return fig
 
 

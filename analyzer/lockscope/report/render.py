@@ -37,12 +37,30 @@ DEFAULT_NAMES = {"html": "report.html", "md": "report.md", "json": "report.json"
 
 @dataclass
 class RenderResult:
-    """What render_report wrote, and notes for the user (e.g. inferno missing)."""
+    """What render_report wrote, and notes for the user (e.g. inferno missing).
+
+    It reads as the path of the main report (HTML if written): ``str(result)``
+    and ``os.fspath(result)`` give that path, so callers may print it or open it.
+    """
 
     outputs: dict[str, Path] = field(default_factory=dict)   # format -> report file
     files: list[Path] = field(default_factory=list)          # every file written
     flame_dir: Path | None = None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path | None:
+        """The main report file: HTML, else Markdown, else JSON."""
+        for fmt in FORMATS:
+            if fmt in self.outputs:
+                return self.outputs[fmt]
+        return None
+
+    def __fspath__(self) -> str:
+        return str(self.path or "")
+
+    def __str__(self) -> str:
+        return str(self.path or "")
 
 
 def _write(path: Path, text: str) -> Path:

@@ -1,0 +1,324 @@
+"""lockscope report, rendered in-process from synthetic recordings: HTML, Markdown, JSON."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+from synthetic_results import make_results
+
+from lockscope.errors import UsageError
+from lockscope.report import render_report
+from lockscope.report.embed import flame_for_embedding, inline_svg
+from lockscope.report.folded import iter_folded, merge, records_folded, strip_offsets
+
+CARGO_BIN = str(Path.home() / ".cargo" / "bin")
+
+
+@pytest.fixture(scope="module")
+def inferno_path():
+    """inferno on PATH the way the Makefile puts it there (cargo's bin directory)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PATH", f"{CARGO_BIN}:{__import__('os').environ.get('PATH', '')}")
+    try:
+        yield require_tool("inferno-flamegraph")
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return make_results(stacks=60, repeats=2)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory, doc, inferno_path):
+    out = tmp_path_factory.mktemp("report")
+    result = render_report(doc, out, formats=("html", "md", "json"), source="results.json")
+    return out, result
+
+
+def _html(rendered) -> str:
+    return (rendered[0] / "report.html").read_text()
+
+
+def test_render_report_writes_every_format(rendered):
+    out, result = rendered
+    assert set(result.outputs) == {"html", "md", "json"}
+    for name in ("report.html", "report.md", "report.json", "report-scaling.png",
+                 "report-time-share.png", "report-latency.png"):
+        assert (out / name).is_file(), name
+    assert result.flame_dir == out / "flame"
+    assert all(p.exists() for p in result.files)
+
+
+def test_html_verdict_comes_first_with_evidence_and_remedies(rendered, doc):
+    html = _html(rendered)
+    order = [html.index(f'<section id="{s}">') for s in
+             ("verdict", "scaling", "time", "latency", "locks", "dio", "flame", "host",
+              "reproduce")]
+    assert order == sorted(order)
+    verdict = html[order[0]:order[1]]
+    v = doc["analysis"]["ext4"]["verdict"]
+    assert "inode lock contention" in verdict.lower() and "scales" in verdict.lower()
+    assert v["kernel_function"] in verdict
+    for text in v["evidence"][:2] + v["remedies"][:1]:
+        assert text.replace("'", "&#39;") in verdict
+    assert "ext4_dio_write_checks" in verdict       # the kernel rule that fired
+
+
+def test_html_is_self_contained(rendered):
+    html = _html(rendered)
+    assert '<meta name="generator" content="lockscope report' in html
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    # Nothing to fetch: no external scripts, styles, images or frames.
+    assert not re.search(r'<(script|img|iframe|link)[^>]+(src|href)="(https?:)?//', html)
+    assert not re.search(r"url\((['\"])?(https?:)?//", html)
+    assert "<link" not in html
+
+
+def test_html_plots_are_inline_svg_with_unique_ids(rendered):
+    html = _html(rendered)
+    figures = re.findall(r'<figure class="plot" id="(plot-[a-z-]+)">(.*?)</figure>', html, re.S)
+    assert [f[0] for f in figures] == ["plot-scaling", "plot-time-share", "plot-latency"]
+    ids: list[str] = []
+    for name, body in figures:
+        svg = body[body.index("<svg"):body.index("</svg>") + 6]
+        root = ET.fromstring(svg)
+        assert root.tag.endswith("svg")
+        ids += re.findall(r'\sid="([^"]+)"', svg)
+    assert len(ids) == len(set(ids)), "ids collide between plots"
+    scaling = figures[0][1]
+    for label in ("MiB/s", "IOPS", "threads", "USL fit", "ideal N·X(1)", "ext4", "xfs"):
+        assert label in scaling, label
+    assert "% of thread time" in figures[1][1] and "i_rwsem on shared.dat" in figures[1][1]
+    assert "completion latency (ms)" in figures[2][1] and "p99.9" in figures[2][1]
+
+
+def test_html_tables(rendered):
+    html = _html(rendered)
+    locks = html[html.index('<section id="locks">'):html.index('<section id="dio">')]
+    for text in ("i_rwsem", "/mnt/lockscope-ext4/shared.dat", "exclusive", "ext4_dio_write_iter",
+                 "total wait", "max wait", "p99 wait", "xfs_ilock"):
+        assert text in locks, text
+    dio = html[html.index('<section id="dio">'):html.index('<section id="flame">')]
+    assert "(97%)" in dio and "unwritten" in dio and "hole" in dio
+    host = html[html.index('<section id="host">'):]
+    for text in ("6.18.44", "rw,relatime", "/dev/loop0", "randwrite", "kprobe_extras"):
+        assert text in host, text
+
+
+def test_html_reproduce_shows_every_command(rendered, doc):
+    html = _html(rendered)
+    repro = html[html.index('<section id="reproduce">'):]
+    for cmd in doc["reproduce"]:
+        assert cmd in repro
+    assert " ".join(doc["command"]) in repro
+
+
+def test_flame_graphs_are_written_and_valid(rendered, doc):
+    out, _ = rendered
+    flame = out / "flame"
+    svgs = sorted(flame.glob("*.svg"))
+    # 2 fs x 2 kinds x (4 thread counts + 1 differential)
+    assert len(svgs) == 20
+    for svg in svgs:
+        root = ET.parse(svg).getroot()
+        assert root.tag.endswith("svg")
+        assert svg.with_suffix(".folded").is_file()
+    titles = ET.tostring(ET.parse(flame / "ext4-lockwait-8threads.svg").getroot(), "unicode")
+    assert "ns waited" in titles and "lock waits at 8 threads" in titles
+    assert "ns blocked" in (flame / "ext4-offcpu-8threads.svg").read_text()
+    # The folded file holds the repeats' stacks: its total is their sum.
+    total = sum(int(line.rsplit(" ", 1)[1])
+                for line in (flame / "ext4-lockwait-8threads.folded").read_text().splitlines())
+    runs = [r for r in doc["runs"] if r["fs"] == "ext4" and r["threads"] == 8]
+    assert total == sum(merge(runs, "lockwait").values())
+    # Frames are merged by function: the recorder's return offsets are gone.
+    assert "+0x" in runs[0]["trace"]["folded"]["lockwait"][0]
+    assert "+0x" not in (flame / "ext4-lockwait-8threads.folded").read_text()
+
+
+def test_differential_graph(rendered):
+    flame = rendered[0] / "flame"
+    diff = flame / "ext4-lockwait-diff-1to8threads.folded"
+    rows = [line.split(" ") for line in diff.read_text().splitlines()]
+    assert rows and all(len(r) == 3 for r in rows), "diff folded has before and after counts"
+    # Normalized: both columns carry the same total.
+    before, after = (sum(int(r[i]) for r in rows) for i in (1, 2))
+    assert abs(before - after) <= 0.01 * after + len(rows)
+    assert ET.parse(flame / "ext4-lockwait-diff-1to8threads.svg").getroot().tag.endswith("svg")
+    svg = (flame / "ext4-lockwait-diff-1to8threads.svg").read_text()
+    assert "what grew from 1 to 8 threads" in svg and "red = larger share" in svg
+
+
+def test_embedded_flame_graphs_unpack_to_the_svg(rendered):
+    out, _ = rendered
+    html = _html(rendered)
+    blobs = re.findall(r'<script type="application/octet-stream" id="([^"]+)">([^<]+)</script>',
+                       html)
+    assert len(blobs) == 20
+    svg = gzip.decompress(base64.b64decode(blobs[0][1])).decode()
+    on_disk = (out / "flame" / "ext4-lockwait-diff-1to8threads.svg").read_text()
+    assert svg == flame_for_embedding(on_disk)
+    assert "lockscopeReplaceState" in svg
+    # The lock-wait differential graphs (one per filesystem) are open by default.
+    opened = re.findall(r'<details data-flame="[^"]+" data-title="([^"]+)"[^>]*\sopen>', html)
+    assert len(opened) == 2 and all("what grew" in t and "lock waits" in t for t in opened)
+
+
+def test_markdown(rendered, doc):
+    out, _ = rendered
+    md = (out / "report.md").read_text()
+    assert md.startswith("<!-- generator: lockscope report")
+    assert doc["analysis"]["ext4"]["verdict"]["summary"] in md
+    for img in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
+        data = (out / img).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and b"lockscope report" in data[:4096]
+    assert md.count("![") == 3
+    assert "| `i_rwsem` | /mnt/lockscope-ext4/shared.dat | exclusive |" in md
+    assert "flame/ext4-lockwait-diff-1to8threads.svg" in md
+    assert "```sh" in md and doc["reproduce"][0] in md
+
+
+def test_json_is_the_analysis(rendered, doc):
+    out, _ = rendered
+    text = (out / "report.json").read_text()
+    data = json.loads(text)
+    assert next(iter(data)) == "generator"
+    assert data["analysis"]["ext4"]["verdict"] == doc["analysis"]["ext4"]["verdict"]
+    assert data["derived"] == [] and data["schema"] == "lockscope/1"
+
+
+def test_untraced_recording_renders_workload_and_says_why(tmp_path):
+    doc = make_results(stacks=20, repeats=1, traced=False)
+    result = render_report(doc, tmp_path, formats=("html", "md", "json"))
+    html = (tmp_path / "report.html").read_text()
+    assert "not traced" in html and "bpf(BPF_MAP_CREATE) failed" in html
+    assert 'id="plot-scaling"' in html and 'id="plot-latency"' in html
+    assert 'id="plot-time-share"' not in html
+    assert "No lock waits recorded for ext4" in html
+    assert html.count("not traced, so no lock waits") == 2      # once per filesystem
+    assert not list((tmp_path / "flame").glob("*.svg"))
+    md = (tmp_path / "report.md").read_text()
+    assert "not traced" in md and not (tmp_path / "report-time-share.png").exists()
+    notes = json.loads((tmp_path / "report.json").read_text())["notes"]
+    assert any("EPERM" in n for n in notes)
+    assert result.outputs["html"].exists()
+
+
+def test_features_off_are_explained(tmp_path, inferno_path):
+    why = "tp_btf lock:contention_begin refused: Permission denied"
+    doc = make_results(stacks=20, repeats=1, features_off={"lock_contention": why})
+    render_report(doc, tmp_path, formats=("html",))
+    html = (tmp_path / "report.html").read_text()
+    assert "lock_contention" in html and why in html
+    assert "no lock-wait stacks were recorded" in html
+    flame = tmp_path / "flame"
+    assert not list(flame.glob("*lockwait*.svg"))
+    assert list(flame.glob("*offcpu*.svg"))
+
+
+def test_no_analysis_falls_back_to_workload_stats(tmp_path):
+    doc = make_results(stacks=20, repeats=2)
+    del doc["analysis"]
+    render_report(doc, tmp_path, formats=("html", "json"), flame=False)
+    html = (tmp_path / "report.html").read_text()
+    assert "no analysis section" in html and 'id="plot-scaling"' in html
+    assert "computed from the workload statistics" in html
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert sorted(data["derived"]) == ["ext4", "xfs"]
+    pts = data["analysis"]["ext4"]["points"]
+    assert [p["threads"] for p in pts] == [1, 2, 4, 8] and pts[0]["efficiency"] == 1.0
+
+
+def test_renders_the_real_analyzers_output(tmp_path):
+    analysis = pytest.importorskip("lockscope.analysis")
+    doc = make_results(stacks=20, repeats=2, with_analysis=False)
+    doc["analysis"] = analysis.analyze(doc)
+    render_report(doc, tmp_path, formats=("html", "md"), flame=False)
+    html = (tmp_path / "report.html").read_text()
+    assert "inode lock contention" in html.lower() and "ext4_dio_write_iter" in html
+    assert "Top locks" in html and "i_rwsem" in html
+
+
+def test_flame_graphs_from_lock_records_when_no_folded_stacks(tmp_path, inferno_path):
+    doc = make_results(stacks=20, repeats=1)
+    for run in doc["runs"]:
+        run["trace"].pop("folded")
+    render_report(doc, tmp_path, formats=("html",))
+    folded = (tmp_path / "flame" / "ext4-lockwait-8threads.folded").read_text()
+    assert "rwsem_down_write_slowpath_[k]" in folded and "+0x" not in folded
+    assert (tmp_path / "flame" / "ext4-offcpu-diff-1to8threads.svg").exists()
+
+
+def test_refuses_to_overwrite_foreign_files(tmp_path):
+    doc = make_results(stacks=10, repeats=1)
+    (tmp_path / "report.html").write_text("<html>my own notes</html>")
+    with pytest.raises(UsageError, match="--force"):
+        render_report(doc, tmp_path, formats=("html",), flame=False)
+    assert (tmp_path / "report.html").read_text() == "<html>my own notes</html>"
+    render_report(doc, tmp_path, formats=("html",), flame=False, force=True)
+    assert "lockscope report" in (tmp_path / "report.html").read_text()
+    # A report lockscope wrote may be rewritten without --force.
+    render_report(doc, tmp_path, formats=("html",), flame=False)
+
+
+def test_refuses_foreign_file_in_flame_dir(tmp_path):
+    doc = make_results(stacks=10, repeats=1)
+    (tmp_path / "flame").mkdir()
+    mine = tmp_path / "flame" / "ext4-lockwait-8threads.folded"
+    mine.write_text("a;b 1\n")
+    with pytest.raises(UsageError, match="not written by lockscope"):
+        render_report(doc, tmp_path, formats=("html",))
+    assert mine.read_text() == "a;b 1\n"
+
+
+def test_rerender_overwrites_its_own_flame_files(tmp_path, inferno_path):
+    doc = make_results(stacks=10, repeats=1)
+    render_report(doc, tmp_path, formats=("html",))
+    render_report(doc, tmp_path, formats=("html", "md"))
+    assert (tmp_path / "flame" / ".lockscope-files").is_file()
+
+
+def test_folded_shapes():
+    lines = ["a;b 3", "a;c d 4", "bad", "x;y 2.0"]
+    assert list(iter_folded(lines)) == [("a;b", 3), ("a;c d", 4), ("x;y", 2)]
+    assert list(iter_folded("a;b 3\na 1\n")) == [("a;b", 3), ("a", 1)]
+    assert list(iter_folded({"a;b": 5})) == [("a;b", 5)]
+    assert list(iter_folded([["a;b", 2], {"frames": ["a", "b"], "ns": 7}])) == [
+        ("a;b", 2), ("a;b", 7)]
+    runs = [{"trace": {"folded": {"lockwait": ["a;b 3", "c 1"]}}},
+            {"trace": {"folded": {"lockwait": ["a;b 4"]}}}, {"trace": None}]
+    assert merge(runs, "lockwait") == {"a;b": 7, "c": 1}
+
+
+def test_strip_offsets():
+    assert strip_offsets("load;[libc.so.6+0x1f2];vfs_write+0x1c4;f+0x1a/0x40 12\ng+0x10 3") == \
+        "load;[libc.so.6];vfs_write;f 12\ng 3"
+    assert strip_offsets("a+0xzz;b 1") == "a+0xzz;b 1"
+
+
+def test_records_folded_builds_root_first_stacks():
+    trace = {"locks": [{"waits": [{"total_ns": 10, "kstack": ["schedule+0x1", "down_write+0x2"],
+                                   "ustack": ["pwrite64", "main"]}]}],
+             "offcpu": [{"total_ns": 5, "kstack": ["io_schedule/0x10"], "comm": "load"}]}
+    assert records_folded(trace, "lockwait") == {
+        "main;pwrite64;down_write_[k];schedule_[k]": 10}
+    assert records_folded(trace, "offcpu") == {"load;io_schedule/0x10_[k]": 5}
+
+
+def test_inline_svg_prefixes_ids_and_references():
+    svg = ('<?xml version="1.0"?><!DOCTYPE svg><svg><metadata>x</metadata><defs>'
+           '<path id="m1"/></defs><use xlink:href="#m1"/><g clip-path="url(#p2)" id="a"/></svg>')
+    out = inline_svg(svg, "plot-x")
+    assert out.startswith("<svg>") and "<metadata>" not in out
+    assert 'id="plot-x-m1"' in out and 'xlink:href="#plot-x-m1"' in out
+    assert "url(#plot-x-p2)" in out and 'id="plot-x-a"' in out
