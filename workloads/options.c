@@ -168,8 +168,8 @@ const struct opt_def opt_table[] = {
 	{ "invalidate", NULL, OPT_BOOL, JOB(invalidate),
 	  .help = "drop the files' page cache before the timed phase (default 1)" },
 	{ "overwrite", NULL, OPT_BOOL, JOB(overwrite),
-	  .help = "allow writing into, truncating or deleting a file that lockscope-load did "
-		  "not create; a new file is laid out written, as in fio" },
+	  .help = "allow writing into or truncating a file that lockscope-load did not "
+		  "create (it is never deleted); a new file is laid out written, as in fio" },
 	{ "unlink", NULL, OPT_BOOL, JOB(unlink),
 	  .help = "delete the job's files at the end (only files lockscope-load made)" },
 	{ "continue_on_error", NULL, OPT_ENUM, JOB(continue_on_error), .values = coe_values,
