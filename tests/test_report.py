@@ -183,7 +183,7 @@ def test_markdown(rendered, doc):
         data = (out / img).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and b"lockscope report" in data[:4096]
     assert md.count("![") == 3
-    assert "| `i_rwsem` | /mnt/lockscope-ext4/shared.dat | exclusive |" in md
+    assert "| `i_rwsem` | /mnt/lockscope-ext4/shared.dat | `ext4_dio_write_iter` | exclusive |" in md
     assert "flame/ext4-lockwait-diff-1to8threads.svg" in md
     assert "```sh" in md and doc["reproduce"][0] in md
 
@@ -322,3 +322,22 @@ def test_inline_svg_prefixes_ids_and_references():
     assert out.startswith("<svg>") and "<metadata>" not in out
     assert 'id="plot-x-m1"' in out and 'xlink:href="#plot-x-m1"' in out
     assert "url(#plot-x-p2)" in out and 'id="plot-x-a"' in out
+
+
+def test_model_hides_idle_files_and_names_unknown_locks():
+    from lockscope.report.model import fs_view
+
+    analysis = {"points": [{"threads": 1, "iops": {"mean": 10.0}}],
+                "locks": [{"kind": "unknown", "name": "unknown", "addr": "0xffff1", "count": 3}],
+                "dio_classes": [{"path": "/f", "writes": 5, "hole": 5},
+                                {"path": "/g", "writes": 0, "buffered_writes": 0, "reads": 0}]}
+    v = fs_view("ext4", analysis, [], {})
+    assert v.locks[0]["lock"] == "unknown lock at 0xffff1"
+    assert [d["path"] for d in v.dio] == ["/f"] and v.dio_idle == 1
+    assert v.dio[0]["hole"] == "5 (100%)"
+
+
+def test_render_result_reads_as_the_report_path(tmp_path):
+    result = render_report(make_results(stacks=5, repeats=1), tmp_path, flame=False)
+    assert str(result) == str(tmp_path / "report.html")
+    assert Path(result) == tmp_path / "report.html"

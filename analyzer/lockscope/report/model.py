@@ -52,6 +52,7 @@ class FsView:
     locks: list[dict[str, str]] = field(default_factory=list)
     locks_total: int = 0
     dio: list[dict[str, str]] = field(default_factory=list)
+    dio_idle: int = 0                  # files in dio_classes with no I/O at all (not shown)
     point_rows: list[dict[str, str]] = field(default_factory=list)
     headline: str = ""
     usl_text: str = ""
@@ -121,7 +122,12 @@ def _point_row(p: dict[str, Any]) -> dict[str, str]:
 def _lock_row(lk: dict[str, Any], top_threads: int | None) -> dict[str, str]:
     name = lk.get("name") or lk.get("kind") or lk.get("key") or "?"
     kind = lk.get("kind")
-    label = name if not kind or kind == name else f"{name} ({kind})"
+    if name == "unknown" and lk.get("addr"):
+        label = f"unknown lock at {lk['addr']}"     # no symbol: its address tells locks apart
+    elif not kind or kind in (name, "unknown"):
+        label = name
+    else:
+        label = f"{name} ({kind})"
     share_by = _dict(lk.get("share_by_threads"))
     top_share = share_by.get(str(top_threads)) if top_threads is not None else None
     funcs = [str(f) for f in _list(lk.get("functions"))]
@@ -153,7 +159,7 @@ def _dio_row(d: dict[str, Any]) -> dict[str, str]:
            "writes": fmt.count(w), "write_bytes": fmt.size_bytes(d.get("write_bytes")),
            "reads": fmt.count(d.get("reads")),
            "buffered_writes": fmt.count(d.get("buffered_writes")),
-           "latency": fmt.duration_ns(d.get("latency_mean_ns"))}
+           "latency": fmt.duration_ns(d.get("latency_mean_ns")) if fmt.as_float(w) else "-"}
     for key in ("aligned", "unaligned", "extending", "hole", "unwritten", "mapped", "dsync"):
         row[key] = _pct_of(d.get(key), w)
     return row
@@ -166,8 +172,11 @@ def _usl_text(usl: dict[str, Any] | None) -> str:
         return f"no USL fit: {usl.get('note') or 'fit failed'}"
     parts = [f"σ = {fmt.number(usl.get('sigma'), 3)}", f"κ = {fmt.number(usl.get('kappa'), 4)}",
              f"λ = {fmt.number(usl.get('lambda'), 0)} IOPS per thread"]
-    if fmt.as_float(usl.get("peak_threads")) is not None:
-        parts.append(f"peak at N ≈ {fmt.number(usl.get('peak_threads'), 1)}")
+    peak = fmt.as_float(usl.get("peak_threads"))
+    if peak is not None and peak >= 1:
+        parts.append(f"peak at N ≈ {fmt.number(peak, 1)}")
+    elif peak is not None:
+        parts.append("peak at 1 thread (adding threads only loses)")
     if fmt.as_float(usl.get("r2")) is not None:
         parts.append(f"R² = {fmt.number(usl.get('r2'), 3)}")
     return ", ".join(parts) + (f" ({usl['note']})" if usl.get("note") else "")
@@ -223,7 +232,12 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
     locks = [lk for lk in _list(a.get("locks")) if isinstance(lk, dict)]
     v.locks_total = len(locks)
     v.locks = [_lock_row(lk, top) for lk in locks[:TOP_LOCKS]]
-    v.dio = [_dio_row(d) for d in _list(a.get("dio_classes")) if isinstance(d, dict)]
+    dio = [d for d in _list(a.get("dio_classes")) if isinstance(d, dict)]
+    # Inodes the recorder saw but that had no I/O in the timed phase are noise here.
+    busy = [d for d in dio if any(fmt.as_float(d.get(k)) for k in
+                                  ("writes", "buffered_writes", "reads"))]
+    v.dio = [_dio_row(d) for d in busy]
+    v.dio_idle = len(dio) - len(busy)
     v.point_rows = [_point_row(p) for p in points]
     v.headline = _headline(points)
     return v

@@ -89,9 +89,10 @@ def missing_notes(doc: dict[str, Any]) -> list[str]:
         what = "optional recorder extra" if extra else "recorder feature"
         notes.append(f"{what} '{name}' was off ({', '.join(sorted(fss))}): {why}"
                      + (f"; so: {lost}" if lost else ""))
-    for k, v in sorted(drops.items()):
-        notes.append(f"the recorder dropped data ({k.replace('_', ' ')}: {v:,}); totals from "
-                     "the trace are lower bounds")
+    if drops:
+        what = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in sorted(drops.items()))
+        notes.append(f"the recorder counted losses over all runs ({what}); figures from the "
+                     "traces are lower bounds")
     analysis = doc.get("analysis")
     if not isinstance(analysis, dict):
         notes.append("results.json has no analysis section: throughput and latency below are "
