@@ -1,7 +1,8 @@
 """Lock-wait, off-CPU and differential flame graphs of a recording, drawn by inferno.
 
-For each filesystem and thread count the stacks of all repeats are summed and
-kept as ``<fs>-<kind>-<N>threads.folded``; inferno draws the SVG beside it. The
+For each filesystem and thread count the stacks of all repeats are kept
+together in ``<fs>-<kind>-<N>threads.folded`` (inferno sums repeated stacks);
+inferno draws the SVG beside it. The
 differential graph compares the lowest with the highest thread count
 (normalized to equal totals, so it shows how the *mix* changed: red grew).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -214,7 +216,7 @@ def _draw(inferno: Inferno, g: Graph) -> None:
         else:
             inferno.render(g.folded, g.svg, title=g.title, subtitle=g.subtitle,
                            countname=UNITS[g.kind], colors=_palette(g), minwidth=MINWIDTH_PCT)
-    except (InfernoError, OSError) as exc:
+    except (InfernoError, OSError, subprocess.TimeoutExpired) as exc:
         g.error = str(exc)
         if g.svg is not None and g.svg.exists():
             g.svg.unlink()

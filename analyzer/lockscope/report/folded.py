@@ -18,7 +18,6 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 KINDS = ("lockwait", "offcpu")
@@ -217,21 +216,3 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
                     out.lines += 1
                     out.annotated = out.annotated or "_[k]" in stack
     return out
-
-
-def write_folded(path: str | os.PathLike, stacks: dict[str, int]) -> Path:
-    """Write sorted folded lines (FlameGraph, inferno and speedscope read them)."""
-    p = Path(path)
-    with open(p, "w", buffering=1 << 20) as fh:
-        fh.writelines([f"{stack} {stacks[stack]}\n" for stack in sorted(stacks)])
-    return p
-
-
-def has_kernel_annotations(stacks: dict[str, int], sample: int = 200) -> bool:
-    """True when frames carry perf-style ``_[k]`` suffixes (kernel frames marked)."""
-    for i, stack in enumerate(stacks):
-        if i >= sample:
-            break
-        if "_[k]" in stack:
-            return True
-    return False
