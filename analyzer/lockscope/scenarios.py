@@ -47,7 +47,8 @@ SCENARIOS = [
              "ext4: exclusive i_rwsem plus a wait for in-flight DIO; XFS: exclusive retry"),
     Scenario("shared-append",
              "64 KiB sequential O_DIRECT appends to one shared file",
-             {**_BASE, "rw": "write", "bs": "64k", "layout": "append"},
+             # size is per thread for appends: the file may grow to numjobs x size
+             {**_BASE, "rw": "write", "bs": "64k", "layout": "append", "size": "256m"},
              "every write extends i_size, which needs the inode lock exclusive"),
     Scenario("shared-dsync-overwrite",
              "4 KiB random O_DSYNC O_DIRECT overwrites of a written shared file",

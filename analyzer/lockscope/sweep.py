@@ -124,7 +124,9 @@ def _targets(args, fss: list[str]) -> dict[str, str]:
 
 def _space_needed(scenario: Scenario, threads: list[int]) -> int:
     size = parse_size(scenario.job.get("size", "1g"))
-    files = max(threads) if scenario.file_per_thread else 1
+    # lockscope-load: per-thread files, and appends (each thread may add `size`).
+    per_thread = scenario.file_per_thread or scenario.job.get("layout") == "append"
+    files = max(threads) if per_thread else 1
     return int(size * files * 1.1) + (64 << 20)
 
 
