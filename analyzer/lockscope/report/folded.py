@@ -20,6 +20,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+from ..analysis.runs import worker_tids
+
 KINDS = ("lockwait", "offcpu")
 # The weight each kind carries, for titles and count names.
 UNITS = {"lockwait": "ns waited", "offcpu": "ns blocked"}
@@ -109,13 +111,16 @@ def _record_stack(rec: dict[str, Any]) -> str | None:
     return ";".join(comm + user + kern)
 
 
-def records_folded(trace: dict[str, Any], kind: str) -> dict[str, int]:
-    """Folded stacks rebuilt from a trace's lock-wait or off-CPU records."""
+def records_folded(trace: dict[str, Any], kind: str,
+                   tids: set[int] | None = None) -> dict[str, int]:
+    """Folded stacks rebuilt from a trace's lock-wait or off-CPU records
+    (off-CPU: only the threads in `tids`, when given)."""
     if kind == "lockwait":
         recs = [w for lock in trace.get("locks") or [] if isinstance(lock, dict)
                 for w in lock.get("waits") or [] if isinstance(w, dict)]
     else:
-        recs = [r for r in trace.get("offcpu") or [] if isinstance(r, dict)]
+        recs = [r for r in trace.get("offcpu") or [] if isinstance(r, dict)
+                and (not tids or r.get("tid") in tids)]
     out: dict[str, int] = defaultdict(int)
     for rec in recs:
         stack = _record_stack(rec)
@@ -133,6 +138,12 @@ def run_folded(run: dict[str, Any], kind: str) -> Any:
     trace = run.get("trace")
     if not isinstance(trace, dict):
         return None
+    tids = worker_tids(run)
+    if kind == "offcpu" and tids and any(
+            isinstance(r, dict) and "tid" in r for r in trace.get("offcpu") or []):
+        # The recorder's folded lines carry no thread: they would include the
+        # workload's idle main thread, which is not I/O time.
+        return records_folded(trace, kind, tids) or None
     folded = trace.get("folded")
     if isinstance(folded, dict) and folded.get(kind):
         return folded[kind]
