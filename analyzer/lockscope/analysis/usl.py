@@ -10,16 +10,17 @@ import math
 import warnings
 from typing import Sequence
 
-import numpy as np
-
 
 def usl(n, lam: float, sigma: float, kappa: float):
+    import numpy as np  # imported on use: the CLI must start without numpy (doctor)
+
     n = np.asarray(n, dtype=float)
     return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
 
 
 def fit_usl(threads: Sequence[float], throughput: Sequence[float]) -> dict:
     """Least-squares USL fit with σ, κ in [0, 1]; reports R² and the predicted peak."""
+    import numpy as np
     from scipy.optimize import OptimizeWarning, curve_fit
 
     n = np.asarray(threads, dtype=float)
