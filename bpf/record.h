@@ -13,6 +13,11 @@
 #define REC_COMM_WORDS 2      /* TASK_COMM_LEN (16) as two __u64 */
 #define REC_MAX_STACK_DEPTH 127
 #define REC_NO_STACK 0xffffffffu
+/* Spinning waits' kernel stacks live in a second, shallower map (a walk
+ * costs per frame, and spinning happens with interrupts often off); their
+ * ids carry this bit. */
+#define REC_SPIN_STACK 0x80000000u
+#define REC_SPIN_STACK_DEPTH 16
 #define REC_MAX_PIDS 64       /* --pid list */
 #define REC_NR_SYSCALLS 6
 
@@ -32,6 +37,10 @@ enum rec_drop {
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
 	DROP_BLOCK_UNTRACKED,   /* block_rq_complete without its issue */
 	DROP_REPEAT_BEGIN,      /* not a loss: extra begins folded into one wait */
+	COUNT_STACKS_REUSED,    /* not a loss: off-CPU stacks reused (stack_refresh_ns) */
+	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked */
+	COUNT_LOCK_STACKS_REUSED, /* the same for lock waits */
+	COUNT_LOCK_STACKS_WALKED,
 	DROP_MAX,
 };
 
@@ -136,6 +145,26 @@ struct offcpu_val {
 	__u64 total_ns;
 };
 
+struct dio_inflight {
+	__u64 ts;
+	__u64 ino;
+	__u64 bytes;
+	__u32 dev;
+	__u32 classes;         /* bit per enum rec_dio_class */
+	__u32 write;
+	__u32 pad;
+};
+
+#define REC_MEMO_SLOTS 4
+
+/* Stacks last taken at a few places (fingerprints), per thread. */
+struct stack_memo {
+	__u64 fp[REC_MEMO_SLOTS];
+	__u64 ts[REC_MEMO_SLOTS];
+	__u32 kstack[REC_MEMO_SLOTS];
+	__u32 ustack[REC_MEMO_SLOTS];
+};
+
 /* Per traced thread: time accounting plus the slots the probes need. */
 struct task_val {
 	__u64 comm[REC_COMM_WORDS];
@@ -164,9 +193,19 @@ struct task_val {
 	__u64 sys_ino;
 	__u32 sys_idx;         /* index in syscall_nrs + 1; 0 = none */
 	__u32 sys_dev;         /* regular file written without O_DIRECT */
-	/* current DIO (for iomap_iter_dstmap and map_blocks) */
+	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
+	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;
+	struct dio_inflight dio;
 	__u64 entry_ts;        /* fentry/kprobe extra */
+	/* last file written through a syscall, to skip the fd walk */
+	__u64 sys_file;
+	__u64 sys_file_ino;
+	__u32 sys_file_dev;
+	__u32 sys_file_buffered;
+	/* stacks of the last switch-out and lock wait at the same place */
+	struct stack_memo off_memo;
+	struct stack_memo lock_memo;
 };
 
 #define TF_PREEMPTED 1u    /* switched out while runnable */
@@ -186,15 +225,6 @@ struct spin_slot {
 	__u32 pid;
 };
 
-struct dio_inflight {
-	__u64 ts;
-	__u64 ino;
-	__u64 bytes;
-	__u32 dev;
-	__u32 classes;         /* bit per enum rec_dio_class */
-	__u32 write;
-	__u32 pad;
-};
 
 struct block_inflight {
 	__u64 ts;
@@ -256,6 +286,8 @@ struct rec_bits {
 	__u32 xfs_ilock;
 	__u32 xfs_mmaplock;
 	__u32 o_direct;
+	__u32 queue_flag_stats;  /* bit number of QUEUE_FLAG_STATS, 0xff unknown */
+	__u32 rqf_stats;         /* RQF_STATS mask, 0 unknown */
 };
 
 #endif

@@ -10,6 +10,9 @@
 #ifndef LOCKSCOPE_RECORD_DIO_BPF_H
 #define LOCKSCOPE_RECORD_DIO_BPF_H
 
+/* classes bit: begun inside the window, so counted at its begin too */
+#define IN_WINDOW (1u << 31)
+
 struct dio_args {
 	__u64 key;        /* kiocb, or pid_tgid for the classic tracepoint */
 	__u64 ino;
@@ -31,8 +34,6 @@ static __always_inline void dio_begin(struct dio_args *a)
 	__u64 now;
 	bool write = a->write;
 
-	if (!traced_current())
-		return;
 	now = bpf_ktime_get_ns();
 	t = current_task();
 	/* Tracked from attach on, counted only inside the window (so that a
@@ -58,25 +59,50 @@ static __always_inline void dio_begin(struct dio_args *a)
 			t->entry_ts = 0;
 		}
 	}
-	if (!a->key)
+	if (!a->key || !t)
 		return;
 	in.ts = now;
+	in.classes = d ? IN_WINDOW : 0;
 	in.ino = a->ino;
 	in.dev = a->dev;
 	in.bytes = a->count;
 	in.write = write;
-	if (bpf_map_update_elem(&dio_inflight, &a->key, &in, BPF_ANY)) {
+	t->dio_iocb = 0;
+	if (!a->aio) {
+		/* completes in this thread (__iomap_dio_rw waits for it) */
+		t->dio = in;
+	} else if (bpf_map_update_elem(&dio_inflight, &a->key, &in, BPF_ANY)) {
 		drop(DROP_INFLIGHT_FULL);
 		return;
+	} else {
+		aio_tracked = 1;
 	}
-	if (t)
-		t->dio_iocb = a->key;
+	t->dio_iocb = a->key;
+}
+
+/* The in-flight DIO of key: in the thread's entry when synchronous. */
+static __always_inline struct dio_inflight *dio_find(__u64 key, bool aio, struct task_val **tp)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_val *t;
+
+	*tp = NULL;
+	if (aio) /* most AIO is not ours (the loop device's, say): skip the map until one is */
+		return aio_tracked ? bpf_map_lookup_elem(&dio_inflight, &key) : NULL;
+	if (!traced_current())
+		return NULL;
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (!t || t->dio_iocb != key || !t->dio.ts)
+		return NULL;
+	*tp = t;
+	return &t->dio;
 }
 
 static __always_inline void dio_complete(__u64 key, bool aio)
 {
 	static const __u32 map_classes[] = { DC_HOLE, DC_UNWRITTEN, DC_MAPPED, DC_ALLOCATING };
-	struct dio_inflight *in = bpf_map_lookup_elem(&dio_inflight, &key);
+	struct task_val *t;
+	struct dio_inflight *in = dio_find(key, aio, &t);
 	struct dio_val *d;
 	__u64 ns;
 	int i;
@@ -90,28 +116,39 @@ static __always_inline void dio_complete(__u64 key, bool aio)
 		return;
 	}
 	ns = bpf_ktime_get_ns() - in->ts;
-	d = start_ns && in->ts >= start_ns ? dio_stats_of(in->dev, in->ino) : NULL;
+	d = (in->classes & IN_WINDOW) ? dio_stats_of(in->dev, in->ino) : NULL;
 	if (d) {
 		lat_add(in->write ? &d->write_lat : &d->read_lat, ns);
 		for (i = 0; in->write && i < 4; i++)
 			if (in->classes & (1u << map_classes[i]))
 				class_add(d, map_classes[i], in->bytes);
 	}
-	bpf_map_delete_elem(&dio_inflight, &key);
+	if (t) {
+		t->dio.ts = 0;
+		t->dio_iocb = 0;
+	} else {
+		bpf_map_delete_elem(&dio_inflight, &key);
+	}
 }
 
-static __always_inline void on_dio_rw_begin(struct kiocb *iocb, struct iov_iter *iter)
+static __always_inline void on_dio_rw_begin(struct kiocb *iocb, struct iov_iter *iter,
+					    const bool btf)
 {
-	struct inode *inode = BPF_CORE_READ(iocb, ki_filp, f_inode);
+	struct inode *inode;
 	struct dio_args a = {};
 
-	learn_i_rwsem(inode);
-	inode_ids(inode, &a.dev, &a.ino);
+	if (!traced_current())
+		return;
+	inode = RD2(iocb, ki_filp, f_inode);
+	learn_i_rwsem(inode, btf);
+	inode_ids(inode, &a.dev, &a.ino, btf);
 	a.key = (__u64)iocb;
-	a.pos = BPF_CORE_READ(iocb, ki_pos);
-	a.ki_flags = BPF_CORE_READ(iocb, ki_flags);
-	a.aio = BPF_CORE_READ(iocb, ki_complete) != NULL;
-	a.count = BPF_CORE_READ(iter, count);
+	a.pos = RD(iocb, ki_pos);
+	a.ki_flags = RD(iocb, ki_flags);
+	a.aio = RD(iocb, ki_complete) != NULL;
+	a.count = RD(iter, count);
+	a.isize = RD(inode, i_size);
+	a.blksize = RD2(inode, i_sb, s_blocksize);
 	/* Synchronous writes do not carry IOCB_WRITE (only AIO and io_uring
 	 * set it, include/linux/fs.h); the iterator's direction always says. */
 	if (bpf_core_field_exists(iter->data_source)) {
@@ -119,18 +156,17 @@ static __always_inline void on_dio_rw_begin(struct kiocb *iocb, struct iov_iter 
 
 		bpf_core_read(&source, sizeof(source), &iter->data_source);
 		a.write = source != 0;
-	} else
+	} else {
 		a.write = a.ki_flags & bits.iocb_write;
-	a.isize = BPF_CORE_READ(inode, i_size);
-	a.blksize = BPF_CORE_READ(inode, i_sb, s_blocksize);
+	}
 	dio_begin(&a);
 }
 
 TP_TWIN(iomap_dio_rw_begin, dio_rw_begin,
-	on_dio_rw_begin(iocb, iter), struct kiocb *iocb, struct iov_iter *iter,
+	on_dio_rw_begin(iocb, iter, btf), struct kiocb *iocb, struct iov_iter *iter,
 	unsigned int dio_flags, size_t done_before)
 TP_TWIN(iomap_dio_complete, dio_complete,
-	dio_complete((__u64)iocb, BPF_CORE_READ(iocb, ki_complete) != NULL),
+	dio_complete((__u64)iocb, RD(iocb, ki_complete) != NULL),
 	struct kiocb *iocb, int error, ssize_t ret)
 
 /* The classic tracepoints carry no kiocb: synchronous DIOs are matched by
@@ -145,6 +181,8 @@ int dio_rw_begin_tp(struct trace_event_raw_iomap_dio_rw_begin *ctx)
 		.isize = ctx->isize, .ki_flags = ctx->ki_flags, .aio = ctx->aio,
 	};
 
+	if (!traced_current())
+		return 0;
 	a.key = a.aio ? 0 : bpf_get_current_pid_tgid();
 	a.write = a.ki_flags & bits.iocb_write;
 	if (!a.write) { /* a synchronous write: the thread is in a write syscall */
@@ -170,10 +208,10 @@ int dio_complete_tp(struct trace_event_raw_iomap_dio_complete *ctx)
  * fs/xfs/xfs_iomap.c xfs_bmbt_to_iomap), so NEW counts as a hole. */
 static __always_inline void on_dstmap(__u64 ino, __u32 type, __u32 flags)
 {
-	struct dio_inflight *in = active_dio_write(ino);
+	struct dio_inflight *in;
 	__u32 cls;
 
-	if (!in)
+	if (!traced_current() || !(in = active_dio_write(ino)))
 		return;
 	if (type == bits.iomap_hole || (flags & bits.iomap_f_new))
 		cls = DC_HOLE;
@@ -187,8 +225,8 @@ static __always_inline void on_dstmap(__u64 ino, __u32 type, __u32 flags)
 }
 
 TP_TWIN(iomap_iter_dstmap, dstmap,
-	on_dstmap(BPF_CORE_READ(inode, i_ino), BPF_CORE_READ(iomap, type),
-		  BPF_CORE_READ(iomap, flags)), struct inode *inode, struct iomap *iomap)
+	on_dstmap(RD(inode, i_ino), RD(iomap, type), RD(iomap, flags)),
+	struct inode *inode, struct iomap *iomap)
 
 SEC("tracepoint/iomap/iomap_iter_dstmap")
 int dstmap_tp(struct trace_event_raw_iomap_class *ctx)

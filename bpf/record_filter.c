@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "record.h"
 #include "record.skel.h"
@@ -130,7 +129,12 @@ int rec_filter_resolve(const struct rec_opts *o, struct rec_filter *f)
 
 void rec_filter_rodata(struct record_bpf *skel, const struct rec_filter *f)
 {
+	int i;
+
 	skel->rodata->has_pid_filter = f->nr_pids > 0;
+	skel->rodata->nr_filter_pids = f->nr_pids;
+	for (i = 0; i < f->nr_pids && i < REC_MAX_PIDS; i++)
+		((__u32 *)skel->rodata->filter_pid_list)[i] = f->pids[i];
 	if (f->comm) {
 		skel->rodata->has_comm_filter = true;
 		strncpy((char *)skel->rodata->comm_filter, f->comm, sizeof(skel->rodata->comm_filter) - 1);
@@ -140,18 +144,4 @@ void rec_filter_rodata(struct record_bpf *skel, const struct rec_filter *f)
 		skel->rodata->cgroup_id = f->cgroup_id;
 		skel->rodata->cgroup_level = f->cgroup_level;
 	}
-}
-
-int rec_filter_fill(struct record_bpf *skel, const struct rec_filter *f)
-{
-	int fd = bpf_map__fd(skel->maps.filter_pids), i;
-	__u8 one = 1;
-
-	for (i = 0; i < f->nr_pids; i++) {
-		__u32 pid = f->pids[i];
-
-		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
-			return -errno;
-	}
-	return 0;
 }

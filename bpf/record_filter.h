@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* --pid, --comm and --cgroup: checked in user space, applied in the kernel
- * as rodata switches plus a small hash map of process ids. */
+ * as rodata (a short list of process ids, a name, a cgroup id and level). */
 #ifndef LOCKSCOPE_RECORD_FILTER_H
 #define LOCKSCOPE_RECORD_FILTER_H
 
@@ -24,8 +24,5 @@ int rec_filter_resolve(const struct rec_opts *o, struct rec_filter *f);
 
 /* Before load: the rodata switches. */
 void rec_filter_rodata(struct record_bpf *skel, const struct rec_filter *f);
-
-/* After load: the pid map. 0 or a negative errno. */
-int rec_filter_fill(struct record_bpf *skel, const struct rec_filter *f);
 
 #endif

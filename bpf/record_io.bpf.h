@@ -7,16 +7,17 @@
 #define S_IFMT 0170000
 #define S_IFREG 0100000
 
-/* fd -> struct file of the current task (fs/file.c, files_lookup_fd_raw). */
+/* fd -> struct file of the current task (fs/file.c, files_lookup_fd_raw).
+ * The task is a BTF pointer in every program kind: direct loads. */
 static __always_inline struct file *fd_file(long fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files ? task->files->fdt : NULL;
 	struct file **fds, *f = NULL;
 
-	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd < 0 || fd >= fdt->max_fds)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fds = fdt->fd;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
 }
@@ -33,20 +34,31 @@ static __always_inline int syscall_index(long id)
 
 /* A write to a regular file: learn its i_rwsem (taken by the filesystem's
  * write_iter before any fs tracepoint fires) and, without O_DIRECT, keep
- * the inode so the write is counted as buffered at sys_exit. */
+ * the inode so the write is counted as buffered at sys_exit. The last file
+ * is remembered: a thread writing one file skips all of this. */
 static __always_inline void sys_write_file(struct task_val *t, long fd)
 {
 	struct file *file = fd_file(fd);
 	struct inode *inode;
+	const bool btf = false; /* file came through a probe read */
 
+	t->sys_dev = 0;
 	if (!file)
 		return;
-	inode = BPF_CORE_READ(file, f_inode);
-	if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
-		return;
-	learn_i_rwsem(inode);
-	if (!(BPF_CORE_READ(file, f_flags) & bits.o_direct))
-		inode_ids(inode, &t->sys_dev, &t->sys_ino);
+	if ((__u64)file != t->sys_file) {
+		t->sys_file = (__u64)file;
+		t->sys_file_dev = 0;
+		inode = RD(file, f_inode);
+		if (!inode || (RD(inode, i_mode) & S_IFMT) != S_IFREG)
+			return;
+		learn_i_rwsem(inode, btf);
+		inode_ids(inode, &t->sys_file_dev, &t->sys_file_ino, btf);
+		t->sys_file_buffered = !(RD(file, f_flags) & bits.o_direct);
+	}
+	if (t->sys_file_buffered) {
+		t->sys_dev = t->sys_file_dev;
+		t->sys_ino = t->sys_file_ino;
+	}
 }
 
 static __always_inline void on_sys_enter(long id, long arg0)
@@ -109,11 +121,19 @@ int sys_exit_tp(struct trace_event_raw_sys_exit *ctx)
 
 /* Block requests are not filtered by thread: they are issued and completed
  * in whatever context the block layer runs. */
-static __always_inline void on_rq_issue(__u64 key, __u32 dev)
+/* Most queues stamp requests themselves: blk_mq_start_request() sets
+ * io_start_time_ns, right after block_rq_issue, when QUEUE_FLAG_STATS is on
+ * (block/blk-mq.c; wbt and other rq-qos policies turn it on). Then the
+ * issue needs no map entry, and the completion reads the stamp (RQF_STATS).
+ * The bit numbers come from kernel BTF at run time. */
+static __always_inline void on_rq_issue(__u64 key, __u32 dev, __u64 queue_flags)
 {
 	struct block_inflight b = {};
 
 	if (!enabled)
+		return;
+	if (bits.rqf_stats && bits.queue_flag_stats < 64 &&
+	    (queue_flags & (1ULL << bits.queue_flag_stats)))
 		return;
 	b.ts = bpf_ktime_get_ns();
 	b.dev = dev;
@@ -123,34 +143,52 @@ static __always_inline void on_rq_issue(__u64 key, __u32 dev)
 
 static struct lat_stat zero_lat;
 
-static __always_inline void on_rq_complete(__u64 key, bool last)
+static __always_inline void block_lat(__u32 dev, __u64 ns)
 {
-	struct block_inflight *b = bpf_map_lookup_elem(&block_inflight, &key);
-	struct lat_stat *s;
+	struct lat_stat *s = lookup_or_init(&block_stats, &dev, &zero_lat, DROP_OTHER_FULL);
 
-	if (!b || !last)
-		return;
-	s = lookup_or_init(&block_stats, &b->dev, &zero_lat, DROP_OTHER_FULL);
 	if (s)
-		lat_add(s, bpf_ktime_get_ns() - b->ts);
+		lat_add(s, ns);
+}
+
+static __always_inline void on_rq_complete(__u64 key, bool last, __u32 rq_flags, __u64 stamp,
+					   __u32 dev)
+{
+	struct block_inflight *b;
+	__u64 now;
+
+	if (!last || !enabled)
+		return;
+	now = bpf_ktime_get_ns();
+	if (bits.rqf_stats && (rq_flags & bits.rqf_stats) && stamp) {
+		if (stamp >= start_ns && now > stamp)
+			block_lat(dev, now - stamp);
+		return;
+	}
+	b = bpf_map_lookup_elem(&block_inflight, &key);
+	if (!b)
+		return;
+	block_lat(b->dev, now - b->ts);
 	bpf_map_delete_elem(&block_inflight, &key);
 }
 
 /* disk_devt() of include/linux/blkdev.h, as a kernel dev_t (MKDEV). */
-static __always_inline __u32 rq_dev(struct request *rq)
+static __always_inline __u32 rq_dev(struct request *rq, const bool btf)
 {
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	struct gendisk *disk = RD2(rq, q, disk);
 
 	if (!disk)
 		return 0;
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	return ((__u32)RD(disk, major) << 20) | (__u32)RD(disk, first_minor);
 }
 
-TP_TWIN(block_rq_issue, block_rq_issue, on_rq_issue((__u64)rq, rq_dev(rq)), struct request *rq)
+TP_TWIN(block_rq_issue, block_rq_issue,
+	on_rq_issue((__u64)rq, rq_dev(rq, btf), RD2(rq, q, queue_flags)), struct request *rq)
 /* blk_update_request() may complete a request in parts: the last part
  * covers all remaining bytes (__data_len). */
 TP_TWIN(block_rq_complete, block_rq_complete,
-	on_rq_complete((__u64)rq, nr_bytes >= BPF_CORE_READ(rq, __data_len)),
+	on_rq_complete((__u64)rq, nr_bytes >= RD(rq, __data_len), RD(rq, rq_flags),
+		       RD(rq, io_start_time_ns), rq_dev(rq, btf)),
 	struct request *rq, int error, unsigned int nr_bytes)
 
 static __always_inline __u64 sector_key(__u32 dev, __u64 sector)
@@ -161,14 +199,14 @@ static __always_inline __u64 sector_key(__u32 dev, __u64 sector)
 SEC("tracepoint/block/block_rq_issue")
 int block_rq_issue_tp(struct trace_event_raw_block_rq *ctx)
 {
-	on_rq_issue(sector_key(ctx->dev, ctx->sector), ctx->dev);
+	on_rq_issue(sector_key(ctx->dev, ctx->sector), ctx->dev, 0);
 	return 0;
 }
 
 SEC("tracepoint/block/block_rq_complete")
 int block_rq_complete_tp(struct trace_event_raw_block_rq_completion *ctx)
 {
-	on_rq_complete(sector_key(ctx->dev, ctx->sector), true);
+	on_rq_complete(sector_key(ctx->dev, ctx->sector), true, 0, 0, ctx->dev);
 	return 0;
 }
 

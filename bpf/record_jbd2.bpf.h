@@ -70,18 +70,19 @@ static __always_inline void on_run_stats(__u32 dev, struct commit_args *a)
 	max_update(&v->max_running, a->running);
 }
 
-static __always_inline void run_stats_ptr(__u32 dev, struct transaction_run_stats_s *rs)
+static __always_inline void run_stats_ptr(__u32 dev, struct transaction_run_stats_s *rs,
+					  const bool btf)
 {
 	struct commit_args a = {
-		.wait = BPF_CORE_READ(rs, rs_wait),
-		.request_delay = BPF_CORE_READ(rs, rs_request_delay),
-		.running = BPF_CORE_READ(rs, rs_running),
-		.locked = BPF_CORE_READ(rs, rs_locked),
-		.flushing = BPF_CORE_READ(rs, rs_flushing),
-		.logging = BPF_CORE_READ(rs, rs_logging),
-		.handle_count = BPF_CORE_READ(rs, rs_handle_count),
-		.blocks = BPF_CORE_READ(rs, rs_blocks),
-		.blocks_logged = BPF_CORE_READ(rs, rs_blocks_logged),
+		.wait = RD(rs, rs_wait),
+		.request_delay = RD(rs, rs_request_delay),
+		.running = RD(rs, rs_running),
+		.locked = RD(rs, rs_locked),
+		.flushing = RD(rs, rs_flushing),
+		.logging = RD(rs, rs_logging),
+		.handle_count = RD(rs, rs_handle_count),
+		.blocks = RD(rs, rs_blocks),
+		.blocks_logged = RD(rs, rs_blocks_logged),
 	};
 
 	on_run_stats(dev, &a);
@@ -94,7 +95,7 @@ TP_TWIN(jbd2_handle_stats, jbd2_handle_stats,
 	on_handle_stats(dev, type, line_no, interval, sync, dirtied_blocks),
 	dev_t dev, tid_t tid, unsigned int type, unsigned int line_no, int interval, int sync,
 	int requested_blocks, int dirtied_blocks)
-TP_TWIN(jbd2_run_stats, jbd2_run_stats, run_stats_ptr(dev, stats),
+TP_TWIN(jbd2_run_stats, jbd2_run_stats, run_stats_ptr(dev, stats, btf),
 	dev_t dev, tid_t tid, struct transaction_run_stats_s *stats)
 
 SEC("tracepoint/jbd2/jbd2_handle_start")

@@ -211,7 +211,8 @@ static void write_header(struct rec_session *s, struct json_out *j)
 		json_begin_object(j);
 		json_string(j, "event", s->decoding[i].event);
 		json_string(j, "field", s->decoding[i].field);
-		json_string(j, "source", s->decoding[i].from_tracefs ? "tracefs" : "default");
+		json_string(j, "source", !s->decoding[i].from_tracefs ? "default" :
+			    strncmp(s->decoding[i].event, "btf:", 4) ? "tracefs" : "btf");
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -226,6 +227,7 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_uint(j, "max_offcpu", o->max_offcpu);
 	json_uint(j, "max_inflight", o->max_inflight);
 	json_uint(j, "min_block_us", o->min_block_us);
+	json_uint(j, "stack_refresh_ms", o->stack_refresh_ms);
 	json_bool(j, "user_stacks", o->user_stacks);
 	json_end_object(j);
 }
@@ -257,6 +259,10 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_key(j, "counts");
 	json_begin_object(j);
 	json_uint(j, "repeat_begin", d[DROP_REPEAT_BEGIN]);
+	json_uint(j, "offcpu_stacks_reused", d[COUNT_STACKS_REUSED]);
+	json_uint(j, "offcpu_stacks_walked", d[COUNT_STACKS_WALKED]);
+	json_uint(j, "lock_stacks_reused", d[COUNT_LOCK_STACKS_REUSED]);
+	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);
 	json_end_object(j);
 }
 

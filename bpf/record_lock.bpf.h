@@ -67,30 +67,33 @@ static __always_inline void lock_account(__u64 lock, __u32 flags, __u32 kstack, 
 	v = lookup_or_init(&lock_stats, &key, &zero_lock, DROP_LOCKS_FULL);
 	if (!v)
 		return;
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->total_ns, ns);
+	/* per-CPU value: plain adds */
+	v->count++;
+	v->total_ns += ns;
 	max_update(&v->max_ns, ns);
 	if (slot < REC_HIST_SLOTS)
-		__sync_fetch_and_add(&v->hist[slot], 1);
+		v->hist[slot]++;
 	if (ret < 0)
-		__sync_fetch_and_add(&v->interrupted, 1);
-	if (repeats)
-		__sync_fetch_and_add(&v->repeats, repeats);
+		v->interrupted++;
+	v->repeats += repeats;
 	if (state & LS_EXCL) {
-		__sync_fetch_and_add(&v->excl_count, 1);
-		__sync_fetch_and_add(&v->excl_ns, ns);
+		v->excl_count++;
+		v->excl_ns += ns;
 	} else if (state & LS_READERS) {
-		__sync_fetch_and_add(&v->reader_count, 1);
-		__sync_fetch_and_add(&v->reader_ns, ns);
+		v->reader_count++;
+		v->reader_ns += ns;
 	}
 }
 
-static __always_inline void on_contention_begin(void *ctx, __u64 lock, __u32 flags)
+static __always_inline void on_contention_begin(void *ctx, __u64 lock, __u32 flags, bool on_stack)
 {
+	struct task_val *t;
+	__u64 now;
 	__u32 zero = 0;
 
 	if (!traced_current())
 		return;
+	now = bpf_ktime_get_ns();
 	if (spin_slot_flags(flags)) {
 		struct spin_slot *s = bpf_map_lookup_elem(&spin_slots, &zero);
 
@@ -106,18 +109,24 @@ static __always_inline void on_contention_begin(void *ctx, __u64 lock, __u32 fla
 			return;
 		}
 		s->lock = lock;
-		s->ts = bpf_ktime_get_ns();
+		s->ts = now;
 		s->flags = flags;
-		s->kstack = kstack_id(ctx);
-		s->ustack = ustack_id(ctx);
 		s->pid = bpf_get_current_pid_tgid() >> 32;
 		s->state = 0;
 		s->nested = 0;
+		/* Spinning happens inside the kernel, often with interrupts
+		 * off: a shallow kernel stack says where; no user stack. */
+		t = current_task();
+		if (t)
+			memo_stacks(ctx, &t->lock_memo, place_fingerprint(ctx, on_stack, lock ^ flags),
+				    now, &s->kstack, &s->ustack, COUNT_LOCK_STACKS_REUSED, true);
+		else
+			s->kstack = spin_kstack_id(ctx);
+		s->ustack = REC_NO_STACK;
 		return;
 	}
 
-	struct task_val *t = current_task();
-
+	t = current_task();
 	if (!t)
 		return;
 	if (t->lock) {
@@ -132,12 +141,14 @@ static __always_inline void on_contention_begin(void *ctx, __u64 lock, __u32 fla
 		return;
 	}
 	t->lock_state = rwsem_state(lock, flags);
-	t->lock_ts = bpf_ktime_get_ns();
+	t->lock_ts = now;
 	t->lock_flags = flags;
-	t->lock_kstack = kstack_id(ctx);
-	t->lock_ustack = ustack_id(ctx);
 	t->lock_repeats = 0;
 	t->lock_nested = 0;
+	/* Same thread, code path, lock, flags, user IP and system call: the
+	 * same stacks, reused for stack_refresh_ns. */
+	memo_stacks(ctx, &t->lock_memo, place_fingerprint(ctx, on_stack, lock ^ flags), now,
+		    &t->lock_kstack, &t->lock_ustack, COUNT_LOCK_STACKS_REUSED, false);
 	t->lock = lock;
 }
 
@@ -178,14 +189,14 @@ static __always_inline void on_contention_end(void *ctx, __u64 lock, int ret)
 }
 
 TP_TWIN(contention_begin, contention_begin,
-	on_contention_begin(ctx, (__u64)lock, flags), void *lock, unsigned int flags)
+	on_contention_begin(ctx, (__u64)lock, flags, true), void *lock, unsigned int flags)
 TP_TWIN(contention_end, contention_end,
 	on_contention_end(ctx, (__u64)lock, ret), void *lock, int ret)
 
 SEC("tracepoint/lock/contention_begin")
 int contention_begin_tp(struct trace_event_raw_contention_begin *ctx)
 {
-	on_contention_begin(ctx, (__u64)ctx->lock_addr, ctx->flags);
+	on_contention_begin(ctx, (__u64)ctx->lock_addr, ctx->flags, false);
 	return 0;
 }
 

@@ -13,15 +13,28 @@ const volatile struct rec_bits bits = {
 	.ext4_map_new = 1 << 5,
 	.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
 	.o_direct = 040000,
+	.queue_flag_stats = 0xff, .rqf_stats = 0,
 };
 const volatile __u32 self_pid = 0;
 const volatile bool has_pid_filter = false;
+/* --pid list: a few process ids compared in a short loop, cheaper on every
+ * event than a map lookup */
+const volatile __u32 nr_filter_pids = 0;
+const volatile __u32 filter_pid_list[REC_MAX_PIDS] = {};
 const volatile bool has_comm_filter = false;
 const volatile bool has_cgroup_filter = false;
 const volatile char comm_filter[16] = {};
 const volatile __u64 cgroup_id = 0;
 const volatile __u32 cgroup_level = 0;
 const volatile __u64 min_block_ns = 1000;
+/* A thread that blocks again at the same place (same user IP, lock, I/O
+ * wait and journal state) within this time reuses its last off-CPU stacks
+ * instead of walking them again; 0 walks them at every switch. */
+const volatile __u64 stack_refresh_ns = 100000000;
+/* Kernel text (_stext.._etext, from kallsyms): return addresses on the
+ * stack are told from data by it. 0: unknown, stacks are always walked. */
+const volatile __u64 text_start = 0;
+const volatile __u64 text_end = 0;
 const volatile bool user_stacks = true;
 /* write, pwrite64, pwritev, pwritev2 (take an fd), io_submit, io_uring_enter */
 const volatile __u32 syscall_nrs[REC_NR_SYSCALLS] = {
@@ -32,16 +45,13 @@ const volatile __u32 syscall_nrs[REC_NR_SYSCALLS] = {
  * xfs_file_buffered_write counts them instead. */
 const volatile bool count_buffered_in_fs = false;
 
+/* Statistics maps are per-CPU: plain adds, no cache line shared between
+ * CPUs on the hot paths; user space sums the CPUs. */
+
 /* Written by user space while running (bss is mmap'ed). */
 volatile __u32 enabled = 0;
+volatile __u32 aio_tracked = 0;   /* set by the first AIO the probes follow */
 volatile __u64 start_ns = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, REC_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} filter_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -58,7 +68,14 @@ struct {
 } stacks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, REC_SPIN_STACK_DEPTH * sizeof(__u64));
+} spin_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct lock_key);
 	__type(value, struct lock_val);
@@ -89,14 +106,14 @@ struct {
 } spin_slots SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct offcpu_key);
 	__type(value, struct offcpu_val);
 } offcpu SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct inode_key);
 	__type(value, struct dio_val);
@@ -117,14 +134,14 @@ struct {
 } block_inflight SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 256);
 	__type(key, __u32);
 	__type(value, struct lat_stat);
 } block_stats SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, REC_NR_SYSCALLS);
 	__type(key, __u32);
 	__type(value, struct lat_stat);
@@ -143,6 +160,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct jbd2_commit_val);
 } jbd2_commits SEC(".maps");
+
+/* The stack words above a tracepoint's arguments, read for a fingerprint. */
+#define FP_WORDS 16
+struct stack_window {
+	__u64 w[FP_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_window);
+} scratch SEC(".maps");
 
 /* Per-CPU direct-mapped cache of recently learned lock addresses: the
  * learning probes (xfs_ilock above all) fire far more often than inodes

@@ -15,6 +15,7 @@ enum {
 	OPT_CGROUP = 256, OPT_START_STDIN, OPT_LIST, OPT_NO_USTACKS, OPT_MIN_BLOCK,
 	OPT_MAX_LOCKS, OPT_MAX_STACKS, OPT_STACK_DEPTH, OPT_MAX_INODES, OPT_MAX_THREADS,
 	OPT_MAX_OFFCPU, OPT_MAX_INFLIGHT, OPT_SCAN_MS, OPT_MOUNT_MAX, OPT_DISABLE, OPT_ATTACH,
+	OPT_STACK_REFRESH,
 };
 
 struct opt_doc {
@@ -43,6 +44,10 @@ static const struct opt_doc docs[] = {
 	  "off-CPU periods shorter than N us get no stack record (default 1)" },
 	{ { "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS }, NULL,
 	  "do not collect user stacks" },
+	{ { "stack-refresh-ms", required_argument, NULL, OPT_STACK_REFRESH }, "N",
+	  "a thread that blocks or waits again on the same code path (same return addresses "
+	  "on the stack, lock, user IP, syscall) within N ms reuses its stacks instead of "
+	  "walking them again (default 100; 0: walk every time)" },
 	{ { "max-locks", required_argument, NULL, OPT_MAX_LOCKS }, "N",
 	  "entries of the lock-wait map, one per (lock, flags, stacks, process) (default 16384)" },
 	{ { "max-stacks", required_argument, NULL, OPT_MAX_STACKS }, "N",
@@ -159,6 +164,7 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 	memset(o, 0, sizeof(*o));
 	o->user_stacks = true;
 	o->min_block_us = 1;
+	o->stack_refresh_ms = 100;
 	o->max_locks = 16384;
 	o->max_stacks = 16384;
 	o->stack_depth = 64;
@@ -209,6 +215,9 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 		case OPT_DISABLE: o->disable = optarg; break;
 		case OPT_ATTACH: o->attach_kinds = optarg; break;
 		case OPT_MIN_BLOCK: target = &o->min_block_us; name = "min-block-us"; min = 0; break;
+		case OPT_STACK_REFRESH:
+			target = &o->stack_refresh_ms; name = "stack-refresh-ms"; min = 0; max = 60000;
+			break;
 		case OPT_MAX_LOCKS: target = &o->max_locks; name = "max-locks"; break;
 		case OPT_MAX_STACKS: target = &o->max_stacks; name = "max-stacks"; break;
 		case OPT_STACK_DEPTH:

@@ -20,6 +20,7 @@ struct rec_opts {
 	bool user_stacks;
 	bool verbose;
 	unsigned int min_block_us;
+	unsigned int stack_refresh_ms;
 	unsigned int max_locks;
 	unsigned int max_stacks;
 	unsigned int stack_depth;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Map readers: one generic key/value walk, typed arrays out. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -10,10 +11,12 @@
 #include "record_read.h"
 
 /* Walks a hash map into an array of records of entry_size bytes, each the
- * key at offset 0 and the value at voff. */
+ * key at offset 0 and the value at voff (left zero for a per-CPU map: the
+ * caller reads and reduces those). */
 static int dump_map(const struct bpf_map *map, size_t entry_size, size_t voff,
 		    void **out, size_t *nr)
 {
+	bool percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH;
 	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map), cap = 0, n = 0;
 	int fd = bpf_map__fd(map), err = 0;
 	char key[64], next[64], *arr = NULL;
@@ -33,7 +36,7 @@ static int dump_map(const struct bpf_map *map, size_t entry_size, size_t voff,
 		}
 		memset(arr + n * entry_size, 0, entry_size);
 		memcpy(arr + n * entry_size, next, ksz);
-		if (bpf_map_lookup_elem(fd, next, arr + n * entry_size + voff) == 0)
+		if (percpu || bpf_map_lookup_elem(fd, next, arr + n * entry_size + voff) == 0)
 			n++;
 		memcpy(key, next, ksz);
 		prev = key;
@@ -46,10 +49,101 @@ static int dump_map(const struct bpf_map *map, size_t entry_size, size_t voff,
 #define DUMP(map, type, dst) \
 	dump_map(skel->maps.map, sizeof(type), offsetof(type, v), (void **)&d->dst, &d->nr_##dst)
 
+/* Per-CPU values are summed, except the fields at max_off[], which keep the
+ * largest CPU's value. Every field is a __u64. */
+struct reduce {
+	size_t max_off[4];
+	int nr_max;
+};
+
+static void reduce_cpus(void *dst, const void *vals, int ncpu, size_t vsz, const struct reduce *r)
+{
+	size_t stride = (vsz + 7) & ~7UL, w, m;
+	__u64 *out = dst;
+	int c;
+
+	memset(dst, 0, vsz);
+	for (c = 0; c < ncpu; c++) {
+		const __u64 *in = (const __u64 *)((const char *)vals + c * stride);
+
+		for (w = 0; w < vsz / 8; w++) {
+			bool is_max = false;
+
+			for (m = 0; m < (size_t)r->nr_max; m++)
+				is_max |= r->max_off[m] == w * 8;
+			if (is_max)
+				out[w] = in[w] > out[w] ? in[w] : out[w];
+			else
+				out[w] += in[w];
+		}
+	}
+}
+
+/* dump_map for per-CPU hash maps (values reduced with r). */
+static int dump_percpu(const struct bpf_map *map, size_t entry_size, size_t voff,
+		       const struct reduce *r, void **out, size_t *nr)
+{
+	size_t vsz = bpf_map__value_size(map), i;
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(map);
+	char *arr;
+	void *vals;
+	int err;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	err = dump_map(map, entry_size, voff, out, nr); /* keys; values below */
+	if (err)
+		return err;
+	vals = malloc(ncpu * ((vsz + 7) & ~7UL));
+	if (!vals)
+		return -ENOMEM;
+	arr = *out;
+	for (i = 0; i < *nr; i++) {
+		char *e = arr + i * entry_size;
+
+		if (bpf_map_lookup_elem(fd, e, vals) == 0)
+			reduce_cpus(e + voff, vals, ncpu, vsz, r);
+	}
+	free(vals);
+	return 0;
+}
+
+#define DUMP_PERCPU(map, type, dst, reduce) \
+	dump_percpu(skel->maps.map, sizeof(type), offsetof(type, v), reduce, \
+		    (void **)&d->dst, &d->nr_##dst)
+
+static const struct reduce lock_reduce = {
+	{ offsetof(struct lock_val, max_ns) }, 1 };
+static const struct reduce sum_reduce = { { 0 }, 0 };
+static const struct reduce lat_reduce = { { offsetof(struct lat_stat, max_ns) }, 1 };
+static const struct reduce dio_reduce = {
+	{ offsetof(struct dio_val, blksize),
+	  offsetof(struct dio_val, write_lat) + offsetof(struct lat_stat, max_ns),
+	  offsetof(struct dio_val, read_lat) + offsetof(struct lat_stat, max_ns),
+	  offsetof(struct dio_val, pre_iomap) + offsetof(struct lat_stat, max_ns) }, 4 };
+
 int rec_read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr)
 {
 	return dump_map(skel->maps.inode_locks, sizeof(struct rec_inode),
 			offsetof(struct rec_inode, v), (void **)out, nr);
+}
+
+static int read_percpu_elem(int fd, const void *key, void *dst, size_t vsz, const struct reduce *r)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	void *vals;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = malloc(ncpu * ((vsz + 7) & ~7UL));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, key, vals))
+		err = -errno;
+	else
+		reduce_cpus(dst, vals, ncpu, vsz, r);
+	free(vals);
+	return err;
 }
 
 static int read_drops(struct record_bpf *skel, __u64 *drops)
@@ -80,30 +174,31 @@ int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
 	__u32 i;
 
 	memset(d, 0, sizeof(*d));
-	err = err ?: DUMP(lock_stats, struct rec_lock, locks);
+	err = err ?: DUMP_PERCPU(lock_stats, struct rec_lock, locks, &lock_reduce);
 	err = err ?: DUMP(inode_locks, struct rec_inode, inodes);
 	err = err ?: DUMP(tasks, struct rec_task, tasks);
-	err = err ?: DUMP(offcpu, struct rec_offcpu, offcpu);
-	err = err ?: DUMP(dio_stats, struct rec_dio, dio);
-	err = err ?: DUMP(block_stats, struct rec_block, block);
+	err = err ?: DUMP_PERCPU(offcpu, struct rec_offcpu, offcpu, &sum_reduce);
+	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);
+	err = err ?: DUMP_PERCPU(block_stats, struct rec_block, block, &lat_reduce);
 	err = err ?: DUMP(jbd2_handles, struct rec_handle, handles);
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
-		if (bpf_map_lookup_elem(fd, &i, &d->syscalls[i]))
-			err = -errno;
+		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
 	return err ?: read_drops(skel, d->drops);
 }
 
 int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
 {
-	size_t vsz = bpf_map__value_size(skel->maps.stacks);
+	const struct bpf_map *map = id & REC_SPIN_STACK ? skel->maps.spin_stacks : skel->maps.stacks;
+	size_t vsz = bpf_map__value_size(map);
 	__u64 buf[REC_MAX_STACK_DEPTH];
 	int n = 0;
 
 	if (id == REC_NO_STACK || vsz > sizeof(buf))
 		return 0;
+	id &= ~REC_SPIN_STACK;
 	memset(buf, 0, sizeof(buf));
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stacks), &id, buf))
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, buf))
 		return 0;
 	while (n < max && (size_t)n < vsz / sizeof(__u64) && buf[n])
 		ips[n] = buf[n], n++;

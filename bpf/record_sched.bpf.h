@@ -24,11 +24,12 @@ static __always_inline void offcpu_add(struct task_val *t, __u32 tid, __u32 reas
 	v = lookup_or_init(&offcpu, &k, &zero_off, DROP_OFFCPU_FULL);
 	if (!v)
 		return;
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->total_ns, ns);
+	v->count++;       /* per-CPU value */
+	v->total_ns += ns;
 }
 
-static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u64 now)
+static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u32 state, __u64 now,
+				       bool on_stack)
 {
 	struct task_val *t;
 
@@ -42,22 +43,28 @@ static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u6
 	t->wake_ts = 0;
 	t->flags = runnable ? TF_PREEMPTED : 0;
 	t->out_lock = t->lock;
-	t->out_kstack = kstack_id(ctx);
-	t->out_ustack = ustack_id(ctx);
+	if (t->lock) { /* blocked in a lock wait: its stacks are the wait's */
+		t->out_kstack = t->lock_kstack;
+		t->out_ustack = t->lock_ustack;
+	} else {
+		memo_stacks(ctx, &t->off_memo,
+			    place_fingerprint(ctx, false, ((__u64)runnable << 32) | state),
+			    now, &t->out_kstack, &t->out_ustack, COUNT_STACKS_REUSED, false);
+	}
 }
 
 /* Whether a task that is not current passes the filters (tp_btf and raw_tp
  * give the task; the classic event does not, so there next is not followed
  * until it first switches out). */
-static __always_inline bool traced_task(struct task_struct *task)
+static __always_inline bool traced_task(struct task_struct *task, const bool btf)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = RD(task, tgid);
 	char comm[16];
 	int i;
 
-	if (tgid == self_pid || !BPF_CORE_READ(task, pid))
+	if (tgid == self_pid || !RD(task, pid))
 		return false;
-	if (has_pid_filter && !bpf_map_lookup_elem(&filter_pids, &tgid))
+	if (has_pid_filter && !pid_listed(tgid))
 		return false;
 	if (has_comm_filter) {
 		BPF_CORE_READ_INTO(&comm, task, comm);
@@ -80,27 +87,35 @@ static __always_inline bool traced_task(struct task_struct *task)
 	return true;
 }
 
-static __always_inline struct task_val *task_entry_for(__u32 tid, struct task_struct *task)
+/* The entry of a thread switching in; created when it passes the filters.
+ * With a pid filter, the filter (a small map) is asked before the thread
+ * map, so untraced threads cost one lookup. */
+static __always_inline struct task_val *task_entry_for(__u32 tid, struct task_struct *task,
+						       const bool btf)
 {
-	struct task_val *t = bpf_map_lookup_elem(&tasks, &tid);
+	struct task_val *t;
 
-	if (t || !task || !traced_task(task))
+	if (task && has_pid_filter && !traced_task(task, btf))
+		return NULL;
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (t || !task || (!has_pid_filter && !traced_task(task, btf)))
 		return t;
 	t = lookup_or_init(&tasks, &tid, &zero_task, DROP_TASKS_FULL);
 	if (t) {
-		t->pid = BPF_CORE_READ(task, tgid);
+		t->pid = RD(task, tgid);
 		BPF_CORE_READ_INTO(&t->comm, task, comm);
 		/* Off CPU since the window opened or the thread was forked
 		 * (start_time is CLOCK_MONOTONIC, like bpf_ktime_get_ns);
 		 * blocked or runnable is unknown, and there is no stack. */
-		t->offcpu_ns += bpf_ktime_get_ns() - since_start(BPF_CORE_READ(task, start_time));
+		t->offcpu_ns += bpf_ktime_get_ns() - since_start(RD(task, start_time));
 	}
 	return t;
 }
 
-static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64 now)
+static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64 now,
+				      const bool btf)
 {
-	struct task_val *t = task_entry_for(tid, task);
+	struct task_val *t = task_entry_for(tid, task, btf);
 	__u64 out, wake, blocked;
 
 	if (!t)
@@ -126,24 +141,25 @@ static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64
 	t->in_ts = now;
 }
 
-static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, __u32 next_tid,
-				      struct task_struct *next)
+static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, __u32 state,
+				      __u32 next_tid, struct task_struct *next, const bool btf,
+				      bool btf_or_raw)
 {
 	__u64 now;
 
 	if (!enabled)
 		return;
 	now = bpf_ktime_get_ns();
-	switch_out(ctx, prev_tid, runnable, now);
+	switch_out(ctx, prev_tid, runnable, state, now, btf_or_raw);
 	if (next_tid)
-		switch_in(next_tid, next, now);
+		switch_in(next_tid, next, now, btf);
 }
 
 /* sched_switch's prev_state is the state the task blocks in; preempt says
  * it was preempted while runnable (kernel/sched/core.c, __schedule). */
 TP_TWIN(sched_switch, sched_switch,
-	on_switch(ctx, BPF_CORE_READ(prev, pid), preempt || prev_state == 0,
-		  BPF_CORE_READ(next, pid), next),
+	on_switch(ctx, RD(prev, pid), preempt || prev_state == 0, prev_state, RD(next, pid), next,
+		  btf, true),
 	bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 
 /* The classic event reports TASK_REPORT_MAX for a preempted task and
@@ -152,7 +168,8 @@ TP_TWIN(sched_switch, sched_switch,
 SEC("tracepoint/sched/sched_switch")
 int sched_switch_tp(struct trace_event_raw_sched_switch *ctx)
 {
-	on_switch(ctx, ctx->prev_pid, (ctx->prev_state & 0xff) == 0, ctx->next_pid, NULL);
+	on_switch(ctx, ctx->prev_pid, (ctx->prev_state & 0xff) == 0, ctx->prev_state, ctx->next_pid,
+		  NULL, false, false);
 	return 0;
 }
 
@@ -167,7 +184,11 @@ static __always_inline void on_wakeup(__u32 tid)
 		t->wake_ts = bpf_ktime_get_ns();
 }
 
-TP_TWIN(sched_wakeup, sched_wakeup, on_wakeup(BPF_CORE_READ(p, pid)), struct task_struct *p)
+/* With a pid list, the woken task's process is checked first: most wakeups
+ * are of other tasks, and the list is cheaper than the thread map. */
+TP_TWIN(sched_wakeup, sched_wakeup,
+	if (!has_pid_filter || pid_listed(RD(p, tgid))) on_wakeup(RD(p, pid)),
+	struct task_struct *p)
 SEC("tracepoint/sched/sched_wakeup")
 int sched_wakeup_tp(struct trace_event_raw_sched_wakeup_template *ctx)
 {

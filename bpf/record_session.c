@@ -65,6 +65,28 @@ static unsigned int kernel_hz(void)
 	return hz;
 }
 
+/* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. */
+static void kernel_text(__u64 *start, __u64 *end)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[256], name[128], type;
+	unsigned long long addr;
+
+	*start = *end = 0;
+	while (f && (!*start || !*end) && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_stext"))
+			*start = addr;
+		else if (!strcmp(name, "_etext"))
+			*end = addr;
+	}
+	if (f)
+		fclose(f);
+	if (*end <= *start)
+		*start = *end = 0;
+}
+
 /* Before load: rodata and map sizes. Called once per load attempt, after
  * the probe groups were chosen. */
 static int configure(struct record_bpf *skel, void *arg)
@@ -76,6 +98,7 @@ static int configure(struct record_bpf *skel, void *arg)
 		unsigned int entries;
 	} sizes[] = {
 		{ skel->maps.stacks, o->max_stacks },
+		{ skel->maps.spin_stacks, o->max_stacks / 4 ? o->max_stacks / 4 : 1 },
 		{ skel->maps.lock_stats, o->max_locks },
 		{ skel->maps.inode_locks, o->max_inodes },
 		{ skel->maps.tasks, o->max_threads },
@@ -104,6 +127,9 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->bits = s->bits;
 	skel->rodata->self_pid = getpid();
 	skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
+	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
+	skel->rodata->text_start = s->text_start;
+	skel->rodata->text_end = s->text_end;
 	skel->rodata->user_stacks = o->user_stacks;
 	memcpy((void *)skel->rodata->syscall_nrs, s->syscall_nrs, sizeof(s->syscall_nrs));
 	skel->rodata->count_buffered_in_fs = !rec_group_on(&s->probe, GROUP_SYSCALLS);
@@ -121,7 +147,7 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 		.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
 		.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
 		.ext4_map_new = 1 << 5, .xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
-		.o_direct = O_DIRECT,
+		.o_direct = O_DIRECT, .queue_flag_stats = 0xff, .rqf_stats = 0,
 	};
 	int err;
 
@@ -131,6 +157,7 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	s->bits = defaults;
 	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
 	s->hz = kernel_hz();
+	kernel_text(&s->text_start, &s->text_end);
 	s->paths = paths_new(o->mount_search_max);
 	if (!s->paths)
 		return -ENOMEM;
@@ -140,11 +167,6 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	err = rec_probe_prepare(&s->probe, o, configure, s);
 	if (err)
 		return err;
-	err = rec_filter_fill(s->probe.skel, f);
-	if (err) {
-		rec_error("cannot set the pid filter: %s", strerror(-err));
-		return err;
-	}
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)
 		return err;

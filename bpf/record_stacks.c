@@ -34,8 +34,8 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 	if (!s->ksyms)
 		s->ksyms_err = errno;
 	s->usyms = usyms_new();
-	s->kcache_len = max_stacks;
-	s->kcache = calloc(max_stacks, sizeof(*s->kcache));
+	s->kcache_len = 2 * max_stacks; /* ids of the stack map, then of the spin map */
+	s->kcache = calloc(s->kcache_len, sizeof(*s->kcache));
 	return s->kcache ? 0 : -ENOMEM;
 }
 
@@ -65,10 +65,12 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 	struct frames *fr;
 	int n, i, skip = 0;
 
-	if (id == REC_NO_STACK || id >= s->kcache_len)
+	__u32 slot = id & REC_SPIN_STACK ? (id & ~REC_SPIN_STACK) + s->kcache_len / 2 : id;
+
+	if (id == REC_NO_STACK || slot >= s->kcache_len)
 		return NULL;
-	if (s->kcache[id])
-		return s->kcache[id];
+	if (s->kcache[slot])
+		return s->kcache[slot];
 	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	if (n <= 0 || !(fr = calloc(1, sizeof(*fr))))
 		return NULL;
@@ -83,7 +85,7 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 		}
 		fr->n++;
 	}
-	s->kcache[id] = fr;
+	s->kcache[slot] = fr;
 	return fr;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <bpf/btf.h>
 #include "record_tpfmt.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -269,7 +270,7 @@ struct table_rule {
 
 #define B(name, member) { name, __builtin_offsetof(struct rec_bits, member) }
 
-static const struct table_rule tables[TPFMT_NR_SOURCES] = {
+static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {
 	{ "lock", "contention_begin", "flags",
 	  { B("SPIN", lcb_spin), B("READ", lcb_read), B("WRITE", lcb_write), B("RT", lcb_rt),
 	    B("PERCPU", lcb_percpu), B("MUTEX", lcb_mutex) } },
@@ -301,12 +302,56 @@ static void decode_xfs_ilock(struct rec_bits *bits, const struct tpfmt_sym *s, i
 	}
 }
 
+/* An enumerator's value from kernel BTF, whichever (maybe anonymous) enum
+ * holds it. */
+static bool btf_enum_value(const struct btf *btf, const char *name, long long *value)
+{
+	__u32 id, n = btf ? btf__type_cnt(btf) : 0;
+
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+		int i;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (i = 0; i < btf_vlen(t); i++, e++) {
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), name)) {
+				*value = e->val;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Block-layer bits: include/linux/blkdev.h QUEUE_FLAG_STATS and
+ * include/linux/blk-mq.h __RQF_STATS, anonymous enums (no CO-RE). */
+static bool decode_block_bits(struct rec_bits *bits)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	long long qf, rqf;
+	bool ok = btf_enum_value(btf, "QUEUE_FLAG_STATS", &qf) &&
+		  btf_enum_value(btf, "__RQF_STATS", &rqf) && qf >= 0 && qf < 64 && rqf >= 0 && rqf < 32;
+
+	if (ok) {
+		bits->queue_flag_stats = qf;
+		bits->rqf_stats = 1u << rqf;
+	}
+	btf__free(btf);
+	return ok;
+}
+
 void tpfmt_decode_bits(struct rec_bits *bits, struct tpfmt_source src[TPFMT_NR_SOURCES])
 {
 	struct tpfmt_sym syms[TPFMT_MAX_SYMS];
 	int t, r, n;
 
-	for (t = 0; t < TPFMT_NR_SOURCES; t++) {
+	src[TPFMT_NR_SOURCES - 1].event = "btf:enum";
+	src[TPFMT_NR_SOURCES - 1].field = "QUEUE_FLAG_STATS,__RQF_STATS";
+	src[TPFMT_NR_SOURCES - 1].from_tracefs = decode_block_bits(bits);
+	for (t = 0; t < TPFMT_NR_SOURCES - 1; t++) {
 		const struct table_rule *tr = &tables[t];
 		static char names[TPFMT_NR_SOURCES][64];
 		bool ok;

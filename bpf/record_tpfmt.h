@@ -30,10 +30,10 @@ int tpfmt_symbols(const char *sys, const char *event, const char *field,
 struct tpfmt_source {
 	const char *event;    /* "sys:event" */
 	const char *field;
-	bool from_tracefs;    /* else built-in defaults were kept */
+	bool from_tracefs;    /* decoded from the kernel (tracefs or BTF), else defaults */
 };
 
-#define TPFMT_NR_SOURCES 6
+#define TPFMT_NR_SOURCES 7
 
 /* Fills *bits from the tracefs formats; what cannot be read keeps the
  * defaults already in *bits. */
