@@ -16,9 +16,3 @@ def parse_size(text: str) -> int:
         raise UsageError(f"'{text}' is not a size (e.g. 4k, 512m, 4g)")
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
-
-def format_bytes(n: float) -> str:
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n:.0f} B"
