@@ -35,7 +35,6 @@ enum rec_drop {
 	DROP_NESTED_BEGIN,      /* begin while the slot held another lock */
 	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
-	DROP_BLOCK_UNTRACKED,   /* block_rq_complete without its issue */
 	DROP_REPEAT_BEGIN,      /* not a loss: extra begins folded into one wait */
 	COUNT_STACKS_REUSED,    /* not a loss: off-CPU stacks reused (stack_refresh_ns) */
 	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked */

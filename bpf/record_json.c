@@ -211,7 +211,7 @@ static void write_header(struct rec_session *s, struct json_out *j)
 		json_begin_object(j);
 		json_string(j, "event", s->decoding[i].event);
 		json_string(j, "field", s->decoding[i].field);
-		json_string(j, "source", !s->decoding[i].from_tracefs ? "default" :
+		json_string(j, "source", !s->decoding[i].decoded ? "default" :
 			    strncmp(s->decoding[i].event, "btf:", 4) ? "tracefs" : "btf");
 		json_end_object(j);
 	}

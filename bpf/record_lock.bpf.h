@@ -85,6 +85,32 @@ static __always_inline void lock_account(__u64 lock, __u32 flags, __u32 kstack, 
 	}
 }
 
+/* The kernel stack of a spinning wait: the one last walked on this CPU at
+ * the same code path and flags, if less than stack_refresh_ns old. */
+static __always_inline __u32 spin_stack(void *ctx, bool on_stack, __u32 flags, __u64 now)
+{
+	__u64 fp = on_stack ? path_fingerprint(ctx) : 0;
+	__u32 slot;
+	struct path_cache_entry *e;
+
+	if (!fp || !stack_refresh_ns)
+		return spin_kstack_id(ctx);
+	fp ^= (__u64)flags << 56;
+	slot = (fp ^ (fp >> 29)) & (PATH_CACHE_SLOTS - 1);
+	e = bpf_map_lookup_elem(&path_cache, &slot);
+	if (!e)
+		return spin_kstack_id(ctx);
+	if (e->fp == fp && now - e->ts < stack_refresh_ns && e->kstack != REC_NO_STACK) {
+		drop(COUNT_LOCK_STACKS_REUSED);
+		return e->kstack;
+	}
+	drop(COUNT_LOCK_STACKS_WALKED);
+	e->kstack = spin_kstack_id(ctx);
+	e->fp = fp;
+	e->ts = now;
+	return e->kstack;
+}
+
 static __always_inline void on_contention_begin(void *ctx, __u64 lock, __u32 flags, bool on_stack)
 {
 	struct task_val *t;
@@ -115,13 +141,9 @@ static __always_inline void on_contention_begin(void *ctx, __u64 lock, __u32 fla
 		s->state = 0;
 		s->nested = 0;
 		/* Spinning happens inside the kernel, often with interrupts
-		 * off: a shallow kernel stack says where; no user stack. */
-		t = current_task();
-		if (t)
-			memo_stacks(ctx, &t->lock_memo, place_fingerprint(ctx, on_stack, lock ^ flags),
-				    now, &s->kstack, &s->ustack, COUNT_LOCK_STACKS_REUSED, true);
-		else
-			s->kstack = spin_kstack_id(ctx);
+		 * off, so it must stay cheap: a shallow kernel stack, cached
+		 * per CPU by code path, and no user stack. */
+		s->kstack = spin_stack(ctx, on_stack, flags, now);
 		s->ustack = REC_NO_STACK;
 		return;
 	}

@@ -174,6 +174,23 @@ struct {
 	__type(value, struct stack_window);
 } scratch SEC(".maps");
 
+/* Per-CPU direct-mapped cache of spinning waits' kernel stacks by code
+ * path: the paths that spin are few, and the same on every thread. */
+#define PATH_CACHE_SLOTS 256
+struct path_cache_entry {
+	__u64 fp;
+	__u64 ts;
+	__u32 kstack;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PATH_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct path_cache_entry);
+} path_cache SEC(".maps");
+
 /* Per-CPU direct-mapped cache of recently learned lock addresses: the
  * learning probes (xfs_ilock above all) fire far more often than inodes
  * change, and a hit avoids a hash lookup. */

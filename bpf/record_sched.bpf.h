@@ -3,8 +3,9 @@
  * waiting) and off-CPU time by stack, the offcputime way: stacks are taken
  * at switch-out, the time is known at switch-in.
  *
- * The filters apply to the thread switching out (it is current); a thread
- * switching in is followed only if it already has an entry. */
+ * The filters apply to the thread switching out (it is current) and, from
+ * the task pointer, to the one switching in. Off-CPU stacks are reused per
+ * place (memo_stacks): a walk here runs with the runqueue lock held. */
 #ifndef LOCKSCOPE_RECORD_SCHED_BPF_H
 #define LOCKSCOPE_RECORD_SCHED_BPF_H
 
@@ -28,8 +29,7 @@ static __always_inline void offcpu_add(struct task_val *t, __u32 tid, __u32 reas
 	v->total_ns += ns;
 }
 
-static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u32 state, __u64 now,
-				       bool on_stack)
+static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u32 state, __u64 now)
 {
 	struct task_val *t;
 
@@ -142,15 +142,14 @@ static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64
 }
 
 static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, __u32 state,
-				      __u32 next_tid, struct task_struct *next, const bool btf,
-				      bool btf_or_raw)
+				      __u32 next_tid, struct task_struct *next, const bool btf)
 {
 	__u64 now;
 
 	if (!enabled)
 		return;
 	now = bpf_ktime_get_ns();
-	switch_out(ctx, prev_tid, runnable, state, now, btf_or_raw);
+	switch_out(ctx, prev_tid, runnable, state, now);
 	if (next_tid)
 		switch_in(next_tid, next, now, btf);
 }
@@ -159,7 +158,7 @@ static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, 
  * it was preempted while runnable (kernel/sched/core.c, __schedule). */
 TP_TWIN(sched_switch, sched_switch,
 	on_switch(ctx, RD(prev, pid), preempt || prev_state == 0, prev_state, RD(next, pid), next,
-		  btf, true),
+		  btf),
 	bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 
 /* The classic event reports TASK_REPORT_MAX for a preempted task and
@@ -169,7 +168,7 @@ SEC("tracepoint/sched/sched_switch")
 int sched_switch_tp(struct trace_event_raw_sched_switch *ctx)
 {
 	on_switch(ctx, ctx->prev_pid, (ctx->prev_state & 0xff) == 0, ctx->prev_state, ctx->next_pid,
-		  NULL, false, false);
+		  NULL, false);
 	return 0;
 }
 

@@ -257,7 +257,8 @@ static bool sym_value(const struct tpfmt_sym *s, int n, const char *name, unsign
 	return false;
 }
 
-/* One decoded field: which rec_bits members it fills, by symbol name. */
+/* One decoded field: which rec_bits members it fills, by symbol name. A
+ * table with `pairs` names lock classes: NAME_EXCL | NAME_SHARED. */
 struct bit_rule {
 	const char *name;
 	size_t offset;      /* of the __u32 in struct rec_bits */
@@ -265,41 +266,40 @@ struct bit_rule {
 
 struct table_rule {
 	const char *sys, *event, *field;
+	bool pairs;
 	struct bit_rule rules[6];
 };
 
 #define B(name, member) { name, __builtin_offsetof(struct rec_bits, member) }
 
 static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {
-	{ "lock", "contention_begin", "flags",
+	{ "lock", "contention_begin", "flags", false,
 	  { B("SPIN", lcb_spin), B("READ", lcb_read), B("WRITE", lcb_write), B("RT", lcb_rt),
 	    B("PERCPU", lcb_percpu), B("MUTEX", lcb_mutex) } },
-	{ "iomap", "iomap_dio_rw_begin", "ki_flags",
+	{ "iomap", "iomap_dio_rw_begin", "ki_flags", false,
 	  { B("WRITE", iocb_write), B("DSYNC", iocb_dsync), B("SYNC", iocb_sync) } },
-	{ "iomap", "iomap_iter_dstmap", "type",
+	{ "iomap", "iomap_iter_dstmap", "type", false,
 	  { B("HOLE", iomap_hole), B("UNWRITTEN", iomap_unwritten), B("MAPPED", iomap_mapped) } },
-	{ "iomap", "iomap_iter_dstmap", "flags", { B("NEW", iomap_f_new) } },
-	{ "ext4", "ext4_ext_map_blocks_exit", "mflags", { B("N", ext4_map_new) } },
-	{ "xfs", "xfs_ilock", "lock_flags", { { NULL, 0 } } }, /* pairs: below */
+	{ "iomap", "iomap_iter_dstmap", "flags", false, { B("NEW", iomap_f_new) } },
+	{ "ext4", "ext4_ext_map_blocks_exit", "mflags", false, { B("N", ext4_map_new) } },
+	{ "xfs", "xfs_ilock", "lock_flags", true,
+	  { B("IOLOCK", xfs_iolock), B("ILOCK", xfs_ilock), B("MMAPLOCK", xfs_mmaplock) } },
 };
 
-static void decode_xfs_ilock(struct rec_bits *bits, const struct tpfmt_sym *s, int n, bool *ok)
+static bool rule_value(const struct table_rule *tr, const struct bit_rule *r,
+		       const struct tpfmt_sym *syms, int n, unsigned long long *v)
 {
-	static const struct { const char *excl, *shared; size_t offset; } locks[] = {
-		{ "IOLOCK_EXCL", "IOLOCK_SHARED", __builtin_offsetof(struct rec_bits, xfs_iolock) },
-		{ "ILOCK_EXCL", "ILOCK_SHARED", __builtin_offsetof(struct rec_bits, xfs_ilock) },
-		{ "MMAPLOCK_EXCL", "MMAPLOCK_SHARED", __builtin_offsetof(struct rec_bits, xfs_mmaplock) },
-	};
+	char excl[TPFMT_NAME_LEN], shared[TPFMT_NAME_LEN];
 	unsigned long long e, sh;
-	size_t i;
 
-	*ok = n > 0;
-	for (i = 0; i < 3; i++) {
-		if (sym_value(s, n, locks[i].excl, &e) && sym_value(s, n, locks[i].shared, &sh))
-			*(__u32 *)((char *)bits + locks[i].offset) = e | sh;
-		else
-			*ok = false;
-	}
+	if (!tr->pairs)
+		return sym_value(syms, n, r->name, v);
+	snprintf(excl, sizeof(excl), "%s_EXCL", r->name);
+	snprintf(shared, sizeof(shared), "%s_SHARED", r->name);
+	if (!sym_value(syms, n, excl, &e) || !sym_value(syms, n, shared, &sh))
+		return false;
+	*v = e | sh;
+	return true;
 }
 
 /* An enumerator's value from kernel BTF, whichever (maybe anonymous) enum
@@ -350,7 +350,7 @@ void tpfmt_decode_bits(struct rec_bits *bits, struct tpfmt_source src[TPFMT_NR_S
 
 	src[TPFMT_NR_SOURCES - 1].event = "btf:enum";
 	src[TPFMT_NR_SOURCES - 1].field = "QUEUE_FLAG_STATS,__RQF_STATS";
-	src[TPFMT_NR_SOURCES - 1].from_tracefs = decode_block_bits(bits);
+	src[TPFMT_NR_SOURCES - 1].decoded = decode_block_bits(bits);
 	for (t = 0; t < TPFMT_NR_SOURCES - 1; t++) {
 		const struct table_rule *tr = &tables[t];
 		static char names[TPFMT_NR_SOURCES][64];
@@ -360,21 +360,16 @@ void tpfmt_decode_bits(struct rec_bits *bits, struct tpfmt_source src[TPFMT_NR_S
 		src[t].event = names[t];
 		src[t].field = tr->field;
 		n = tpfmt_symbols(tr->sys, tr->event, tr->field, syms, TPFMT_MAX_SYMS);
-		if (!strcmp(tr->event, "xfs_ilock")) {
-			decode_xfs_ilock(bits, syms, n > 0 ? n : 0, &ok);
-			src[t].from_tracefs = ok;
-			continue;
-		}
 		ok = n > 0;
 		for (r = 0; ok && r < 6 && tr->rules[r].name; r++) {
 			unsigned long long v;
 
-			if (sym_value(syms, n, tr->rules[r].name, &v))
+			if (rule_value(tr, &tr->rules[r], syms, n, &v))
 				*(__u32 *)((char *)bits + tr->rules[r].offset) = v;
 			else
 				ok = false;
 		}
-		src[t].from_tracefs = ok;
+		src[t].decoded = ok;
 	}
 }
 

@@ -30,7 +30,7 @@ int tpfmt_symbols(const char *sys, const char *event, const char *field,
 struct tpfmt_source {
 	const char *event;    /* "sys:event" */
 	const char *field;
-	bool from_tracefs;    /* decoded from the kernel (tracefs or BTF), else defaults */
+	bool decoded;    /* decoded from the kernel (tracefs or BTF), else defaults */
 };
 
 #define TPFMT_NR_SOURCES 7
