@@ -31,6 +31,8 @@ class PointResult:
     trace_error: str | None
     files: list[dict] = field(default_factory=list)
     engine_argv: list[str] = field(default_factory=list)
+    # Wall seconds per phase: layout, attach, timed, collect (what a sweep costs).
+    phases_s: dict[str, float] = field(default_factory=dict)
 
 
 def engine_argv(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
@@ -120,11 +122,21 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
     argv = engine_argv(job, threads, runtime_s, workdir, name, out)
     engine = recorder = record_log = None
     trace_doc, trace_error = None, None
+    phases: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        phases[name] = round(now - mark, 3)
+        mark = now
+
     try:
         engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, bufsize=1)
         _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
+        phase("layout")
         if trace:
             try:
                 # stderr to a file: nobody drains a pipe while the point runs
@@ -139,6 +151,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
                 trace_error = str(exc)
                 _stop(recorder)
                 recorder = None
+        phase("attach")
         if recorder:
             recorder.stdin.write("start\n")
             recorder.stdin.flush()
@@ -150,6 +163,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         status_thread.start()
         engine.wait()
         status_thread.join(2)
+        phase("timed")
         if recorder:
             recorder.stdin.close()  # EOF: stop counting, detach, write the JSON
             try:
@@ -165,7 +179,8 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
             raise LockscopeError(f"lockscope-load exited {engine.returncode}: "
                                  f"{engine_errors[-1] if engine_errors else ' '.join(argv[1:])}")
         workload = json.loads(out.read_text())
-        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv)
+        phase("collect")
+        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv, phases)
     except BaseException:
         _stop(engine)
         _stop(recorder)

@@ -244,6 +244,7 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
             doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                 "workload": res.workload, "trace": res.trace,
                                 "trace_error": res.trace_error, "files": res.files,
+                                "phases_s": res.phases_s,
                                 "engine_argv": [Path(res.engine_argv[0]).name]
                                 + res.engine_argv[1:]})
             clean_workdir(wd)
