@@ -6,7 +6,7 @@ from .explain import evidence_strength
 from .rules import GENERAL_REMEDIES
 
 SCALES_EFFICIENCY = 0.7      # E(N) at the highest N at or above this: it scales
-LOCK_EXPLAINS = 0.3          # a lock explaining this much of the loss is the cause
+LOCK_EXPLAINS = 0.5          # a lock explaining most of the loss is the cause
 LOCK_MIN_SHARE = 0.1         # ...and takes at least this share of thread time
 
 
@@ -45,10 +45,16 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
             f"for a CPU ({ts.get('runqueue', 0):.0%} runqueue)"],
             summary=f"{fstype} is CPU-bound: {curve}; threads compete for CPUs.",
             remedies=["fewer threads than CPUs, or async I/O (ioengine=io_uring) per thread"])
-    return _verdict("inconclusive", confidence="low", evidence=[
-        curve, "no single wait explains the lost efficiency: " + ", ".join(
-            f"{k} {v:.0%}" for k, v in sorted(ts.items(), key=lambda kv: -kv[1])[:4])],
-        summary=f"{fstype} does not scale ({curve}) and no single wait explains it.")
+    evidence = [curve, "no single wait explains most of the lost efficiency; thread time at "
+                f"{hi['threads']} threads: " + ", ".join(
+                    f"{k} {v:.0%}" for k, v in sorted(ts.items(), key=lambda kv: -kv[1])[:4])]
+    if top and top["explained_loss"] > 0:
+        evidence.append(f"the largest wait, {top['name']} of {top['path'] or top['key']}, "
+                        f"explains {top['explained_loss']:.0%} of it")
+    how = "scales only partly" if speedup >= 1.5 else "does not scale"
+    return _verdict("inconclusive", confidence="low", evidence=evidence,
+                    summary=f"{fstype} {how} ({curve}) and no single wait explains most of "
+                    "the loss.")
 
 
 def _lock_verdict(fstype, top, points, causes, curve, hi_share) -> dict:
