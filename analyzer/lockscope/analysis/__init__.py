@@ -16,12 +16,12 @@ from .usl import fit_usl
 from .verdict import decide
 
 
-def analyze_fs(label: str, fstype: str, runs: list[dict]) -> dict:
+def analyze_fs(label: str, fstype: str, runs: list[dict], cpus: int | None = None) -> dict:
     """Everything analysis.<fs> holds (docs/results-schema.md) for one filesystem."""
     points, raw_locks = build_points(runs)
     locks = finish_locks(raw_locks)
     for lk in locks:
-        lk.update(what_if(points, lk["share_by_threads"]) if points else
+        lk.update(what_if(points, lk["share_by_threads"], cpus) if points else
                   {"explained_loss": 0.0, "what_if": None})
     locks.sort(key=lambda lk: (-lk["explained_loss"], -lk["total_ns"]))
     classes = file_classes(runs)
@@ -37,7 +37,7 @@ def analyze_fs(label: str, fstype: str, runs: list[dict]) -> dict:
         if points else {"ok": False, "note": "no points"}
     return {"fs": label, "fstype": fstype, "points": points, "usl": usl, "locks": locks,
             "dio_classes": classes, "causes": causes,
-            "verdict": decide(fstype, points, locks, causes)}
+            "verdict": decide(fstype, points, locks, causes, cpus)}
 
 
 def _file_facts(runs: list[dict], path: str | None) -> dict:
@@ -58,6 +58,6 @@ def analyze(doc: dict) -> dict:
     out: dict = {}
     for label, runs in by_fs.items():
         fstype = (fsinfo.get(label) or {}).get("fstype") or label
-        out[label] = analyze_fs(label, fstype, runs)
+        out[label] = analyze_fs(label, fstype, runs, (doc.get("host") or {}).get("cpus"))
     out["comparison"] = compare({k: v for k, v in out.items()})
     return out

@@ -6,6 +6,12 @@ block I/O, ...), so that loss splits additively: wait k explains
 (s_k(N)·t(N) − s_k(1)·t(1)) / (t(N) − t(1)), and the parts sum to one.
 A wait already there with one thread explains nothing about scaling.
 
+With C CPUs, threads that need c seconds of CPU per I/O cannot complete
+more than C/c I/Os per second, so t(N) cannot fall below N·c/C however
+little they wait: that part of the growth is the machine's capacity (c is
+measured at the lowest thread count), charged to no wait and taken out of
+the loss to explain.
+
 What-if: if wait k vanished and the rest of each thread's time stayed fixed,
 each I/O would take (1 − s_k) of its time: X'(N) = X(N) / (1 − s_k). That is
 an upper bound: a lock that serializes work still serializes its hold time.
@@ -14,27 +20,64 @@ an upper bound: a lock that serializes work still serializes its hold time.
 from __future__ import annotations
 
 
-def explained_loss(points: list[dict], share_by_threads: dict[str, float]) -> float:
-    """Fraction of the lost per-I/O thread time, lowest to highest N, due to this wait."""
+def per_io_times(points: list[dict], cpus: int | None) -> dict | None:
+    """t at the lowest and highest N, and the floor the CPUs put under t at the highest."""
     lo, hi = points[0], points[-1]
     x_lo, x_hi = lo["iops"]["mean"], hi["iops"]["mean"]
     if x_lo <= 0 or x_hi <= 0 or hi["threads"] == lo["threads"]:
-        return 0.0
+        return None
     t_lo, t_hi = lo["threads"] / x_lo, hi["threads"] / x_hi
-    if t_hi <= t_lo:
-        return 0.0  # no loss to explain
-    s_lo = share_by_threads.get(str(lo["threads"]), 0.0)
-    s_hi = share_by_threads.get(str(hi["threads"]), 0.0)
-    return min(max((s_hi * t_hi - s_lo * t_lo) / (t_hi - t_lo), 0.0), 1.0)
+    floor = t_lo
+    oncpu_lo = (lo.get("time_share") or {}).get("oncpu")
+    if cpus and oncpu_lo is not None:
+        floor = max(t_lo, hi["threads"] * oncpu_lo * t_lo / cpus)
+    return {"t_lo": t_lo, "t_hi": t_hi, "floor": floor, "lo": str(lo["threads"]),
+            "hi": str(hi["threads"])}
 
 
-def what_if(points: list[dict], share_by_threads: dict[str, float]) -> dict:
+def explained_loss(points: list[dict], share_by_threads: dict[str, float],
+                   cpus: int | None = None, capacity: bool = False) -> float:
+    """Fraction of the lost per-I/O thread time, lowest to highest N, due to this wait.
+
+    ``capacity``: the category holds CPU time (on-CPU, runqueue), which the
+    CPU floor is charged against.
+    """
+    t = per_io_times(points, cpus)
+    if not t or t["t_hi"] <= t["floor"]:
+        return 0.0  # no loss beyond what the CPUs allow
+    grew = (share_by_threads.get(t["hi"], 0.0) * t["t_hi"]
+            - share_by_threads.get(t["lo"], 0.0) * t["t_lo"])
+    if capacity:
+        grew -= t["floor"] - t["t_lo"]
+    return min(max(grew / (t["t_hi"] - t["floor"]), 0.0), 1.0)
+
+
+def category_losses(points: list[dict], cpus: int | None) -> dict[str, float]:
+    """Explained loss of each time category; CPU time (on-CPU + runqueue) as one."""
+    def shares(*keys: str) -> dict[str, float]:
+        return {str(p["threads"]): sum((p.get("time_share") or {}).get(k, 0.0) for k in keys)
+                for p in points}
+
+    out = {"cpu": explained_loss(points, shares("oncpu", "runqueue"), cpus, capacity=True)}
+    for key in ("block_io", "journal", "other_lock", "other_offcpu"):
+        out[key] = explained_loss(points, shares(key), cpus)
+    return out
+
+
+def cpu_capacity_bound(points: list[dict], cpus: int | None) -> bool:
+    """True when the highest thread count is within 10% of what the CPUs allow."""
+    t = per_io_times(points, cpus)
+    return bool(t) and t["floor"] > t["t_lo"] and t["t_hi"] <= 1.1 * t["floor"]
+
+
+def what_if(points: list[dict], share_by_threads: dict[str, float],
+            cpus: int | None = None) -> dict:
     lo, hi = points[0], points[-1]
     s_hi = min(share_by_threads.get(str(hi["threads"]), 0.0), 0.99)
     x_lo, x_hi = lo["iops"]["mean"], hi["iops"]["mean"]
     bound = x_hi / (1 - s_hi)
     return {
-        "explained_loss": round(explained_loss(points, share_by_threads), 4),
+        "explained_loss": round(explained_loss(points, share_by_threads, cpus), 4),
         "what_if": {"threads": hi["threads"], "iops": bound,
                     "speedup": bound / x_lo if x_lo else None},
     }

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from .explain import evidence_strength
+from .explain import category_losses, cpu_capacity_bound, evidence_strength
 from .rules import GENERAL_REMEDIES
 
 SCALES_EFFICIENCY = 0.7      # E(N) at the highest N at or above this: it scales
-LOCK_EXPLAINS = 0.5          # a lock explaining most of the loss is the cause
-LOCK_MIN_SHARE = 0.1         # ...and takes at least this share of thread time
+LOCK_EXPLAINS = 0.35         # the largest part of the loss, and at least this much of it,
+LOCK_MIN_SHARE = 0.1         # ...and at least this share of thread time: a lock is the cause
+CATEGORY_NAMES = {"cpu": "CPU time (on-CPU and runqueue)", "block_io": "block I/O",
+                  "journal": "the journal", "other_lock": "other locks",
+                  "other_offcpu": "other off-CPU time"}
 
 
-def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict]) -> dict:
+def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict],
+           cpus: int | None = None) -> dict:
     if not points:
         return _verdict("inconclusive", evidence=["no completed runs"], confidence="low")
     hi, lo = points[-1], points[0]
@@ -28,26 +32,33 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
         return _verdict("inconclusive", confidence="low",
                         evidence=[curve, "no trace for these runs, so the waits are unknown"],
                         summary=f"{fstype} does not scale ({curve}) but there is no trace.")
+    ts = hi.get("time_share") or {}
+    cpu_evidence = (f"{ts.get('oncpu', 0) + ts.get('runqueue', 0):.0%} of thread time at "
+                    f"{hi['threads']} threads is on-CPU or waiting for a CPU "
+                    f"({ts.get('runqueue', 0):.0%} runqueue) on {cpus or '?'} CPUs")
+    if cpu_capacity_bound(points, cpus):
+        return _cpu_verdict(fstype, curve, [cpu_evidence, "throughput is within 10% of what "
+                            f"{cpus} CPUs allow at the 1-thread CPU cost per I/O"])
+    # The largest part of the loss decides; a lock must also be a real share of time.
+    parts = category_losses(points, cpus)
     top = locks[0] if locks else None
     hi_share = top["share_by_threads"].get(str(hi["threads"]), 0.0) if top else 0.0
-    if top and top["explained_loss"] >= LOCK_EXPLAINS and hi_share >= LOCK_MIN_SHARE:
+    if top and top["explained_loss"] >= max(LOCK_EXPLAINS, *parts.values()) \
+            and hi_share >= LOCK_MIN_SHARE:
         return _lock_verdict(fstype, top, points, causes, curve, hi_share)
-    ts = hi.get("time_share") or {}
-    if ts.get("block_io", 0) >= 0.5:
+    biggest = max(parts, key=parts.get)
+    if parts[biggest] >= LOCK_EXPLAINS and biggest == "block_io":
         return _verdict("device_bound", confidence="medium", evidence=[
-            curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads is block I/O"],
+            curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads is block "
+            f"I/O, which explains {parts['block_io']:.0%} of the lost efficiency"],
             summary=f"{fstype} is device-bound: {curve}; threads wait on the block device.",
             remedies=["a faster device, or more queue depth per thread (ioengine=io_uring)"])
-    cpu = ts.get("oncpu", 0) + ts.get("runqueue", 0)
-    if cpu >= 0.6:
-        return _verdict("cpu_bound", confidence="medium", evidence=[
-            curve, f"{cpu:.0%} of thread time at {hi['threads']} threads is on-CPU or waiting "
-            f"for a CPU ({ts.get('runqueue', 0):.0%} runqueue)"],
-            summary=f"{fstype} is CPU-bound: {curve}; threads compete for CPUs.",
-            remedies=["fewer threads than CPUs, or async I/O (ioengine=io_uring) per thread"])
-    evidence = [curve, "no single wait explains most of the lost efficiency; thread time at "
-                f"{hi['threads']} threads: " + ", ".join(
-                    f"{k} {v:.0%}" for k, v in sorted(ts.items(), key=lambda kv: -kv[1])[:4])]
+    if parts[biggest] >= LOCK_EXPLAINS and biggest == "cpu":
+        return _cpu_verdict(fstype, curve, [cpu_evidence, f"CPU time explains "
+                            f"{parts['cpu']:.0%} of the lost efficiency"])
+    evidence = [curve, "no single wait explains most of the lost efficiency: " + ", ".join(
+        f"{CATEGORY_NAMES[k]} {v:.0%}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1])
+        if v > 0)]
     if top and top["explained_loss"] > 0:
         evidence.append(f"the largest wait, {top['name']} of {top['path'] or top['key']}, "
                         f"explains {top['explained_loss']:.0%} of it")
@@ -55,6 +66,13 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
     return _verdict("inconclusive", confidence="low", evidence=evidence,
                     summary=f"{fstype} {how} ({curve}) and no single wait explains most of "
                     "the loss.")
+
+
+def _cpu_verdict(fstype: str, curve: str, evidence: list[str]) -> dict:
+    return _verdict("cpu_bound", confidence="medium", evidence=[curve] + evidence,
+                    summary=f"{fstype} is CPU-bound: {curve}; threads compete for CPUs.",
+                    remedies=["fewer threads than CPUs, or async I/O (ioengine=io_uring) "
+                              "per thread"])
 
 
 def _lock_verdict(fstype, top, points, causes, curve, hi_share) -> dict:
