@@ -124,26 +124,26 @@ static __always_inline __u64 ptr_value(__u64 p)
 	return v;
 }
 
-static __always_inline __u32 kstack_id(void *ctx)
+/* Stack id from `map`, tagged with `tag`; a lost stack is counted once. */
+static __always_inline __u32 stack_id_from(void *ctx, void *map, __u32 tag)
 {
-	long id = bpf_get_stackid(ctx, &stacks, BPF_F_FAST_STACK_CMP);
+	long id = bpf_get_stackid(ctx, map, BPF_F_FAST_STACK_CMP);
 
 	if (id < 0) {
 		drop(DROP_STACK_MISSING);
 		return REC_NO_STACK;
 	}
-	return id;
+	return id | tag;
+}
+
+static __always_inline __u32 kstack_id(void *ctx)
+{
+	return stack_id_from(ctx, &stacks, 0);
 }
 
 static __always_inline __u32 spin_kstack_id(void *ctx)
 {
-	long id = bpf_get_stackid(ctx, &spin_stacks, BPF_F_FAST_STACK_CMP);
-
-	if (id < 0) {
-		drop(DROP_STACK_MISSING);
-		return REC_NO_STACK;
-	}
-	return id | REC_SPIN_STACK;
+	return stack_id_from(ctx, &spin_stacks, REC_SPIN_STACK);
 }
 
 static __always_inline __u32 ustack_id(void *ctx)
