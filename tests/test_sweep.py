@@ -49,6 +49,7 @@ def sweep(tmp_path: Path, scenario: str, *extra: str) -> dict:
     doc = json.loads((out / "results.json").read_text())
     assert_nothing_left(doc)
     assert doc["schema"] == "lockscope/1" and doc["partial"] is False
+    assert doc["command"][:4] == ["lockscope", "sweep", "--scenario", scenario]
     assert {(r["fs"], r["threads"]) for r in doc["runs"]} == {
         (fs, n) for fs in ("ext4", "xfs") for n in (1, 4)}
     for run in doc["runs"]:

@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from .binaries import find_binary
 from .errors import LockscopeError

@@ -15,14 +15,18 @@ def _meminfo_bytes() -> int:
     return 0
 
 
+def dev_name(st_dev: int) -> str:
+    """``MAJOR:MINOR`` of a device number, as the recorder writes ``dev``."""
+    return f"{os.major(st_dev)}:{os.minor(st_dev)}"
+
+
 def block_device_of(path: str) -> str:
     """Name of the block device holding ``path`` (e.g. vda), via /sys/dev/block."""
-    st = os.stat(path)
-    sys_path = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    dev = dev_name(os.stat(path).st_dev)
     try:
-        return sys_path.resolve().name
+        return Path(f"/sys/dev/block/{dev}").resolve().name
     except OSError:
-        return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        return dev
 
 
 def mount_of(path: str) -> dict:

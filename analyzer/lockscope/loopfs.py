@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .host import mount_of
 
 LEDGER_DIR = Path(os.environ.get("LOCKSCOPE_LEDGER_DIR", "/run/lockscope/loopfs"))
 MKFS = {
@@ -92,13 +93,6 @@ class LoopFilesystem:
     def __exit__(self, *exc: object) -> None:
         self.destroy()
 
-    def mount_options(self) -> str:
-        for line in Path("/proc/mounts").read_text().splitlines():
-            parts = line.split()
-            if len(parts) >= 4 and parts[1] == self.mountpoint:
-                return parts[3]
-        return ""
-
 
 def _run(cmd: list[str]) -> str:
     try:
@@ -112,12 +106,7 @@ def _run(cmd: list[str]) -> str:
 
 
 def _is_mounted(mountpoint: str) -> bool:
-    target = os.path.realpath(mountpoint)
-    for line in Path("/proc/mounts").read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[1] == target:
-            return True
-    return False
+    return mount_of(mountpoint).get("mountpoint") == os.path.realpath(mountpoint)
 
 
 def _loop_backing(device: str) -> str:

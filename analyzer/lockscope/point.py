@@ -20,6 +20,7 @@ from typing import Callable
 
 from .binaries import find_binary
 from .errors import LockscopeError
+from .host import dev_name
 
 READY_TIMEOUT_S = 600  # laying out a written file can take a while on a slow device
 
@@ -100,7 +101,7 @@ def _file_facts(workdir: Path) -> list[dict]:
             xattrs = [x for x in os.listxattr(p) if x.startswith("security.")]
         except OSError:
             xattrs = []
-        facts.append({"path": str(p), "dev": f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}",
+        facts.append({"path": str(p), "dev": dev_name(st.st_dev),
                       "ino": st.st_ino, "size_bytes": st.st_size,
                       "allocated_bytes": st.st_blocks * 512,
                       "setuid": bool(st.st_mode & 0o4000), "setgid": bool(st.st_mode & 0o2000),
@@ -125,10 +126,10 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
     phases: dict[str, float] = {}
     mark = time.monotonic()
 
-    def phase(name: str) -> None:
+    def phase(label: str) -> None:
         nonlocal mark
         now = time.monotonic()
-        phases[name] = round(now - mark, 3)
+        phases[label] = round(now - mark, 3)
         mark = now
 
     try:

@@ -14,7 +14,6 @@ import shlex
 import shutil
 import signal
 import sys
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -105,7 +104,7 @@ def _out_dir(args) -> Path:
     return out
 
 
-def _targets(args, fss: list[str]) -> dict[str, str]:
+def _targets(args) -> dict[str, str]:
     """--target directories by fs label; each must be a directory on ext4 or XFS."""
     from .host import mount_of
 
@@ -149,12 +148,12 @@ def run(args) -> int:
     find_binary("lockscope-load")  # fail before making anything
     if not args.no_trace:
         find_binary("lockscope-record")
-    targets = _targets(args, args.fs)
+    targets = _targets(args)
     fss = list(targets) if targets else args.fs
     image_bytes = parse_size(args.image_size) if not targets else None
     need = _space_needed(scenario, args.threads)
     if targets:
-        for label, t in targets.items():
+        for t in targets.values():
             _check_space(t, need, f"the workload on {t}")
     else:
         if image_bytes < need:
@@ -169,8 +168,8 @@ def run(args) -> int:
         "schema": SCHEMA, "partial": True,
         "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"),
-        "command": ["lockscope"] + sys.argv[1:] if sys.argv[0].endswith("lockscope")
-        else ["lockscope", "sweep"],
+        # `lockscope ...` and `python -m lockscope ...` both leave the options in argv[1:]
+        "command": ["lockscope"] + sys.argv[1:],
         "host": host_facts(),
         "workload": {"scenario": scenario.name, "description": scenario.description,
                      "job": scenario.job, "runtime_s": args.runtime,

@@ -59,5 +59,5 @@ def analyze(doc: dict) -> dict:
     for label, runs in by_fs.items():
         fstype = (fsinfo.get(label) or {}).get("fstype") or label
         out[label] = analyze_fs(label, fstype, runs, (doc.get("host") or {}).get("cpus"))
-    out["comparison"] = compare({k: v for k, v in out.items()})
+    out["comparison"] = compare(out)
     return out

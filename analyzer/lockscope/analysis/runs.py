@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .stats import add_hist
 
 INODE_LOCK_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
