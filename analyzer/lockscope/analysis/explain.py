@@ -35,33 +35,44 @@ def per_io_times(points: list[dict], cpus: int | None) -> dict | None:
             "hi": str(hi["threads"])}
 
 
-def explained_loss(points: list[dict], share_by_threads: dict[str, float],
-                   cpus: int | None = None, capacity: bool = False) -> float:
-    """Fraction of the lost per-I/O thread time, lowest to highest N, due to this wait.
+def _grew(t: dict, share_by_threads: dict[str, float]) -> float:
+    """Growth of a category's time per I/O from the lowest to the highest N."""
+    return (share_by_threads.get(t["hi"], 0.0) * t["t_hi"]
+            - share_by_threads.get(t["lo"], 0.0) * t["t_lo"])
 
-    ``capacity``: the category holds CPU time (on-CPU, runqueue), which the
-    CPU floor is charged against.
-    """
+
+def explained_loss(points: list[dict], share_by_threads: dict[str, float],
+                   cpus: int | None = None) -> float:
+    """Fraction of the lost per-I/O thread time, lowest to highest N, due to this wait."""
     t = per_io_times(points, cpus)
     if not t or t["t_hi"] <= t["floor"]:
         return 0.0  # no loss beyond what the CPUs allow
-    grew = (share_by_threads.get(t["hi"], 0.0) * t["t_hi"]
-            - share_by_threads.get(t["lo"], 0.0) * t["t_lo"])
-    if capacity:
-        grew -= t["floor"] - t["t_lo"]
-    return min(max(grew / (t["t_hi"] - t["floor"]), 0.0), 1.0)
+    return min(max(_grew(t, share_by_threads) / (t["t_hi"] - t["floor"]), 0.0), 1.0)
+
+
+CATEGORIES = ("oncpu", "runqueue", "block_io", "journal", "other_lock", "other_offcpu")
 
 
 def category_losses(points: list[dict], cpus: int | None) -> dict[str, float]:
-    """Explained loss of each time category; CPU time (on-CPU + runqueue) as one."""
-    def shares(*keys: str) -> dict[str, float]:
-        return {str(p["threads"]): sum((p.get("time_share") or {}).get(k, 0.0) for k in keys)
-                for p in points}
+    """Explained loss of each time category.
 
-    out = {"cpu": explained_loss(points, shares("oncpu", "runqueue"), cpus, capacity=True)}
-    for key in ("block_io", "journal", "other_lock", "other_offcpu"):
-        out[key] = explained_loss(points, shares(key), cpus)
-    return out
+    On-CPU growth (more CPU work per I/O) and runqueue growth (waiting for a
+    CPU) stay apart: the first is work, the second a wait, and a lock's
+    hand-offs and optimistic spinning (not covered by lock:contention_*) show
+    up in both. The CPUs' capacity is taken out of the runqueue first, since
+    threads beyond the CPUs wait for one, and out of on-CPU time for the rest.
+    """
+    t = per_io_times(points, cpus)
+    if not t or t["t_hi"] <= t["floor"]:
+        return dict.fromkeys(CATEGORIES, 0.0)
+    grew = {k: _grew(t, {str(p["threads"]): (p.get("time_share") or {}).get(k, 0.0)
+                         for p in points}) for k in CATEGORIES}
+    capacity = t["floor"] - t["t_lo"]
+    from_runqueue = min(capacity, max(grew["runqueue"], 0.0))
+    grew["runqueue"] -= from_runqueue
+    grew["oncpu"] -= capacity - from_runqueue
+    loss = t["t_hi"] - t["floor"]
+    return {k: min(max(v / loss, 0.0), 1.0) for k, v in grew.items()}
 
 
 def cpu_capacity_bound(points: list[dict], cpus: int | None) -> bool:

@@ -8,7 +8,8 @@ from .rules import GENERAL_REMEDIES
 SCALES_EFFICIENCY = 0.7      # E(N) at the highest N at or above this: it scales
 LOCK_EXPLAINS = 0.35         # the largest part of the loss, and at least this much of it,
 LOCK_MIN_SHARE = 0.1         # ...and at least this share of thread time: a lock is the cause
-CATEGORY_NAMES = {"cpu": "CPU time (on-CPU and runqueue)", "block_io": "block I/O",
+CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
+                  "block_io": "block I/O",
                   "journal": "the journal", "other_lock": "other locks",
                   "other_offcpu": "other off-CPU time"}
 
@@ -53,9 +54,9 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
             f"I/O, which explains {parts['block_io']:.0%} of the lost efficiency"],
             summary=f"{fstype} is device-bound: {curve}; threads wait on the block device.",
             remedies=["a faster device, or more queue depth per thread (ioengine=io_uring)"])
-    if parts[biggest] >= LOCK_EXPLAINS and biggest == "cpu":
-        return _cpu_verdict(fstype, curve, [cpu_evidence, f"CPU time explains "
-                            f"{parts['cpu']:.0%} of the lost efficiency"])
+    if parts[biggest] >= LOCK_EXPLAINS and biggest in ("oncpu", "runqueue"):
+        return _cpu_verdict(fstype, curve, [cpu_evidence, f"{CATEGORY_NAMES[biggest]} "
+                            f"explains {parts[biggest]:.0%} of the lost efficiency"])
     evidence = [curve, "no single wait explains most of the lost efficiency: " + ", ".join(
         f"{CATEGORY_NAMES[k]} {v:.0%}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1])
         if v > 0)]
