@@ -19,7 +19,20 @@
 #define REC_SPIN_STACK 0x80000000u
 #define REC_SPIN_STACK_DEPTH 16
 #define REC_MAX_PIDS 64       /* --pid list */
-#define REC_NR_SYSCALLS 6
+/* The system calls followed, in this order (names in record_session.c):
+ * write, pwrite64, pwritev, pwritev2 (an fd written), io_submit,
+ * io_uring_enter, fsync, fdatasync, sync_file_range (an fd synced): timed
+ * from entry to exit; then read, recvfrom, recvmsg (received) and sendto,
+ * sendmsg (sent): counted at exit, on sockets and pipes only. */
+#define REC_NR_SYSCALLS 14
+#define REC_FD_SYSCALLS 4      /* the first four write an fd */
+#define REC_SYNC_FIRST 6       /* fsync .. sync_file_range */
+#define REC_TIMED_SYSCALLS 9   /* the first nine are timed */
+#define REC_RX_FIRST 9         /* read, recvfrom, recvmsg */
+#define REC_TX_FIRST 12        /* sendto, sendmsg */
+/* Syscall number -> index + 1 in the list above (0: not followed), a table
+ * so that every other system call leaves at one load. */
+#define REC_SYSCALL_TABLE 1024
 
 /* What each drop counter counts (per-CPU array "drops"). */
 enum rec_drop {
@@ -40,6 +53,7 @@ enum rec_drop {
 	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked */
 	COUNT_LOCK_STACKS_REUSED, /* the same for lock waits */
 	COUNT_LOCK_STACKS_WALKED,
+	COUNT_OFFCPU_UNSAMPLED, /* not a loss: switch-outs between two stack samples */
 	DROP_MAX,
 };
 
@@ -120,6 +134,7 @@ struct dio_val {
 	struct lat_stat write_lat;
 	struct lat_stat read_lat;
 	struct lat_stat pre_iomap;  /* fentry/kprobe extra: entry -> iomap_dio_rw_begin */
+	struct lat_stat sync_lat;   /* fsync, fdatasync, sync_file_range of the file */
 };
 
 /* Why a thread was off CPU, as far as the kernel side can tell. */
@@ -129,6 +144,10 @@ enum rec_off_reason {
 	OFF_RUNQUEUE = 2, /* preempted while runnable */
 };
 
+/* Stacks are walked at one switch-out of a thread per stack_refresh_ns (a
+ * sample); the others are keyed with REC_NO_STACK and user space spreads
+ * their time over the samples of the same thread, reason, lock and system
+ * call (docs/recorder-json.md). */
 struct offcpu_key {
 	__u64 lock_addr;
 	__u32 tid;
@@ -136,8 +155,10 @@ struct offcpu_key {
 	__u32 kstack;
 	__u32 ustack;
 	__u32 reason;
-	__u32 pad;
+	__u32 syscall;        /* the system call blocked in, REC_NO_SYSCALL if none */
 };
+
+#define REC_NO_SYSCALL 0xffffffffu
 
 struct offcpu_val {
 	__u64 count;
@@ -175,9 +196,17 @@ struct task_val {
 	__u64 in_ts;           /* switched in */
 	__u64 out_ts;          /* switched out (0 while on CPU) */
 	__u64 wake_ts;
-	__u64 out_lock;        /* sleeping lock at switch-out */
-	__u32 out_kstack;
-	__u32 out_ustack;
+	__u64 sample_ts;       /* last switch-out whose stacks were walked */
+	/* the off-CPU record being summed: flushed to the offcpu map when a
+	 * switch-out has another key (user space adds what is left at the end) */
+	struct offcpu_key out;
+	__u64 pending_count;
+	__u64 pending_ns;
+	/* socket and pipe traffic */
+	__u64 rx_calls;
+	__u64 rx_bytes;
+	__u64 tx_calls;
+	__u64 tx_bytes;
 	/* sleeping-lock contention slot */
 	__u64 lock;
 	__u64 lock_ts;
@@ -191,7 +220,9 @@ struct task_val {
 	__u64 sys_ts;
 	__u64 sys_ino;
 	__u32 sys_idx;         /* index in syscall_nrs + 1; 0 = none */
-	__u32 sys_dev;         /* regular file written without O_DIRECT */
+	__u32 sys_dev;         /* regular file written without O_DIRECT, or synced */
+	__u32 sys_net;         /* the fd written is a socket or pipe */
+	__u32 sys_pad;
 	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
 	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;
@@ -202,8 +233,9 @@ struct task_val {
 	__u64 sys_file_ino;
 	__u32 sys_file_dev;
 	__u32 sys_file_buffered;
-	/* stacks of the last switch-out and lock wait at the same place */
-	struct stack_memo off_memo;
+	__u32 sys_file_net;
+	__u32 sys_file_pad;
+	/* stacks of the last lock wait at the same place */
 	struct stack_memo lock_memo;
 };
 

@@ -4,33 +4,59 @@
  * at switch-out, the time is known at switch-in.
  *
  * The filters apply to the thread switching out (it is current) and, from
- * the task pointer, to the one switching in. Off-CPU stacks are reused per
- * place (memo_stacks): a walk here runs with the runqueue lock held. */
+ * the task pointer, to the one switching in. Walking stacks here costs
+ * microseconds with the runqueue lock held, so a thread's stacks are walked
+ * at one switch-out per stack_refresh_ns (a sample) and the others are
+ * counted without stacks, keyed by reason, lock and system call; user space
+ * spreads their time over the samples (docs/recorder-json.md). Consecutive
+ * switch-outs with one key are summed in the thread's entry and reach the
+ * offcpu map only when the key changes. */
 #ifndef LOCKSCOPE_RECORD_SCHED_BPF_H
 #define LOCKSCOPE_RECORD_SCHED_BPF_H
 
 static struct offcpu_val zero_off;
 
-static __always_inline void offcpu_add(struct task_val *t, __u32 tid, __u32 reason,
-				       __u64 lock, __u64 ns)
+/* The thread's pending off-CPU record into the offcpu map. */
+static __always_inline void offcpu_flush(struct task_val *t)
 {
-	struct offcpu_key k = {
-		.lock_addr = lock, .tid = tid, .pid = t->pid, .kstack = t->out_kstack,
-		.ustack = t->out_ustack, .reason = reason,
-	};
 	struct offcpu_val *v;
 
-	if (ns < min_block_ns)
+	if (!t->pending_count)
 		return;
-	v = lookup_or_init(&offcpu, &k, &zero_off, DROP_OFFCPU_FULL);
-	if (!v)
-		return;
-	v->count++;       /* per-CPU value */
-	v->total_ns += ns;
+	v = lookup_or_init(&offcpu, &t->out, &zero_off, DROP_OFFCPU_FULL);
+	if (v) {
+		v->count += t->pending_count;   /* per-CPU value */
+		v->total_ns += t->pending_ns;
+	}
+	t->pending_count = 0;
+	t->pending_ns = 0;
 }
 
-static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u32 state, __u64 now)
+static __always_inline bool same_key(const struct offcpu_key *a, const struct offcpu_key *b)
 {
+	return a->lock_addr == b->lock_addr && a->kstack == b->kstack && a->ustack == b->ustack &&
+	       a->reason == b->reason && a->syscall == b->syscall;
+}
+
+/* The system call the current thread is in, REC_NO_SYSCALL if none. */
+static __always_inline __u32 current_syscall(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	__u64 nr;
+
+	if (task->flags & 0x00200000 /* PF_KTHREAD */)
+		return REC_NO_SYSCALL;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return REC_NO_SYSCALL;
+	nr = syscall_nr(regs);
+	return nr < REC_SYSCALL_TABLE ? (__u32)nr : REC_NO_SYSCALL;
+}
+
+static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u64 now)
+{
+	struct offcpu_key k = { .tid = tid, .kstack = REC_NO_STACK, .ustack = REC_NO_STACK };
 	struct task_val *t;
 
 	if (!tid || !traced_current())
@@ -42,14 +68,31 @@ static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u3
 	t->out_ts = now;
 	t->wake_ts = 0;
 	t->flags = runnable ? TF_PREEMPTED : 0;
-	t->out_lock = t->lock;
-	if (t->lock) { /* blocked in a lock wait: its stacks are the wait's */
-		t->out_kstack = t->lock_kstack;
-		t->out_ustack = t->lock_ustack;
+	k.pid = t->pid;
+	k.syscall = current_syscall();
+	if (runnable) {
+		k.reason = OFF_RUNQUEUE;
+	} else if (t->lock) { /* blocked in a lock wait: its stacks are the wait's */
+		k.reason = OFF_LOCK;
+		k.lock_addr = t->lock;
+		k.kstack = t->lock_kstack;
+		k.ustack = t->lock_ustack;
 	} else {
-		memo_stacks(ctx, &t->off_memo,
-			    place_fingerprint(ctx, false, ((__u64)runnable << 32) | state),
-			    now, &t->out_kstack, &t->out_ustack, COUNT_STACKS_REUSED, false);
+		k.reason = OFF_OTHER;
+	}
+	if (k.kstack == REC_NO_STACK) {
+		if (!stack_refresh_ns || now - t->sample_ts >= stack_refresh_ns) {
+			t->sample_ts = now;
+			drop(COUNT_STACKS_WALKED);
+			k.kstack = kstack_id(ctx);
+			k.ustack = ustack_id(ctx);
+		} else {
+			drop(COUNT_OFFCPU_UNSAMPLED);
+		}
+	}
+	if (!same_key(&k, &t->out)) {
+		offcpu_flush(t);
+		t->out = k;
 	}
 }
 
@@ -116,32 +159,35 @@ static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64
 				      const bool btf)
 {
 	struct task_val *t = task_entry_for(tid, task, btf);
-	__u64 out, wake, blocked;
+	__u64 out, wake, ns;
 
 	if (!t)
 		return;
 	if (t->out_ts) {
 		out = since_start(t->out_ts);
 		if (t->flags & TF_PREEMPTED) {
-			t->runq_ns += now - out;
-			offcpu_add(t, tid, OFF_RUNQUEUE, 0, now - out);
+			ns = now - out;
+			t->runq_ns += ns;
 		} else {
 			wake = t->wake_ts;
 			if (wake > out && wake <= now) {
-				blocked = wake - out;
+				ns = wake - out;
 				t->runq_ns += now - wake;
 			} else {
-				blocked = now - out;
+				ns = now - out;
 			}
-			t->offcpu_ns += blocked;
-			offcpu_add(t, tid, t->out_lock ? OFF_LOCK : OFF_OTHER, t->out_lock, blocked);
+			t->offcpu_ns += ns;
+		}
+		if (ns >= min_block_ns && t->out.tid == tid) {
+			t->pending_count++;
+			t->pending_ns += ns;
 		}
 	}
 	t->out_ts = 0;
 	t->in_ts = now;
 }
 
-static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, __u32 state,
+static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable,
 				      __u32 next_tid, struct task_struct *next, const bool btf)
 {
 	__u64 now;
@@ -149,7 +195,7 @@ static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, 
 	if (!enabled)
 		return;
 	now = bpf_ktime_get_ns();
-	switch_out(ctx, prev_tid, runnable, state, now);
+	switch_out(ctx, prev_tid, runnable, now);
 	if (next_tid)
 		switch_in(next_tid, next, now, btf);
 }
@@ -157,8 +203,7 @@ static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable, 
 /* sched_switch's prev_state is the state the task blocks in; preempt says
  * it was preempted while runnable (kernel/sched/core.c, __schedule). */
 TP_TWIN(sched_switch, sched_switch,
-	on_switch(ctx, RD(prev, pid), preempt || prev_state == 0, prev_state, RD(next, pid), next,
-		  btf),
+	on_switch(ctx, RD(prev, pid), preempt || prev_state == 0, RD(next, pid), next, btf),
 	bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 
 /* The classic event reports TASK_REPORT_MAX for a preempted task and
@@ -167,8 +212,7 @@ TP_TWIN(sched_switch, sched_switch,
 SEC("tracepoint/sched/sched_switch")
 int sched_switch_tp(struct trace_event_raw_sched_switch *ctx)
 {
-	on_switch(ctx, ctx->prev_pid, (ctx->prev_state & 0xff) == 0, ctx->prev_state, ctx->next_pid,
-		  NULL, false);
+	on_switch(ctx, ctx->prev_pid, (ctx->prev_state & 0xff) == 0, ctx->next_pid, NULL, false);
 	return 0;
 }
 
