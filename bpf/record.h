@@ -197,6 +197,7 @@ struct task_val {
 	__u64 out_ts;          /* switched out (0 while on CPU) */
 	__u64 wake_ts;
 	__u64 sample_ts;       /* last switch-out whose stacks were walked */
+	__u64 runq_delay;      /* sched_info run-queue wait at the last switch-in */
 	/* the off-CPU record being summed: flushed to the offcpu map when a
 	 * switch-out has another key (user space adds what is left at the end) */
 	struct offcpu_key out;

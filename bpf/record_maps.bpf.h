@@ -37,6 +37,10 @@ const volatile __u64 stack_refresh_ns = 100000000;
 const volatile __u64 text_start = 0;
 const volatile __u64 text_end = 0;
 const volatile bool user_stacks = true;
+/* Run-queue waits from the task's sched_info instead of sched_wakeup (set
+ * by record_probe.c when the kernel has it and the program sees the task
+ * switching in). */
+const volatile bool runq_from_sched_info = false;
 /* Syscall number -> index + 1 in the followed list (record.h), 0: not
  * followed. */
 const volatile __u8 syscall_slot[REC_SYSCALL_TABLE] = {};

@@ -321,6 +321,42 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 	}
 }
 
+static bool struct_has(struct kernel_view *v, const char *type, const char *member)
+{
+	int id = v->vmlinux ? btf__find_by_name_kind(v->vmlinux, type, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(v->vmlinux, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+	int i;
+
+	for (i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(v->vmlinux, m[i].name_off), member))
+			return true;
+	return false;
+}
+
+/* The run-queue wait of a task switching in can be read from its
+ * sched_info (record_sched.bpf.h, runq_delay) when the kernel has it and
+ * the runqueue link of group scheduling, and the program sees that task
+ * (tp_btf, raw_tp):
+ * then sched_wakeup, which runs at every wake-up on the machine, is left
+ * out. */
+static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v)
+{
+	int kind = p->groups[GROUP_SCHED].attach;
+	struct bpf_program *prog;
+	char name[64];
+
+	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->vmlinux ||
+	    !struct_has(v, "sched_info", "last_queued") || !struct_has(v, "sched_entity", "cfs_rq") ||
+	    !struct_has(v, "cfs_rq", "rq"))
+		return;
+	p->skel->rodata->runq_from_sched_info = true;
+	snprintf(name, sizeof(name), "sched_wakeup%s", suffixes[kind]);
+	prog = bpf_object__find_program_by_name(p->skel->obj, name);
+	if (prog)
+		bpf_program__set_autoload(prog, false);
+}
+
 static void mark_failed(struct rec_group_state *st, int kind, const char *stage, int err)
 {
 	st->failed |= 1u << kind;
@@ -604,6 +640,7 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 		if (err)
 			break;
 		choose_programs(p->skel, p->groups, NULL);
+		skip_wakeup_if_sched_info(p, &view);
 		log_next = 0;
 		err = record_bpf__load(p->skel);
 		if (err) {

@@ -66,6 +66,8 @@ static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u6
 		return;
 	t->oncpu_ns += now - since_start(t->in_ts);
 	t->out_ts = now;
+	if (runq_from_sched_info) /* current: its finished waits are all in run_delay */
+		t->runq_delay = bpf_get_current_task_btf()->sched_info.run_delay;
 	t->wake_ts = 0;
 	t->flags = runnable ? TF_PREEMPTED : 0;
 	k.pid = t->pid;
@@ -155,11 +157,29 @@ static __always_inline struct task_val *task_entry_for(__u32 tid, struct task_st
 	return t;
 }
 
+/* The run-queue wait a task has had so far, from the scheduler's own
+ * accounting (CONFIG_SCHED_INFO, kernel/sched/stats.h): run_delay sums the
+ * finished waits, and a wait in progress began at last_queued (set by
+ * sched_info_enqueue at wake-up or preemption, cleared by sched_info_arrive,
+ * which runs after the sched_switch tracepoint, in context_switch). Both
+ * are in rq_clock time, so the wait ends at this CPU's rq->clock, updated
+ * by __schedule before the tracepoint; the task switching in is on this
+ * CPU's runqueue, which its se.cfs_rq->rq is (set_task_rq, with
+ * CONFIG_FAIR_GROUP_SCHED). */
+static __always_inline __u64 runq_delay(struct task_struct *task, const bool btf)
+{
+	__u64 delay = RD(task, sched_info.run_delay), queued = RD(task, sched_info.last_queued);
+	__u64 clock = btf ? task->se.cfs_rq->rq->clock : BPF_CORE_READ(task, se.cfs_rq, rq, clock);
+
+	return queued && clock > queued ? delay + clock - queued : delay;
+}
+
 static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64 now,
 				      const bool btf)
 {
 	struct task_val *t = task_entry_for(tid, task, btf);
-	__u64 out, wake, ns;
+	__u64 out, wake, ns, runq;
+	bool sched_info = runq_from_sched_info && task;
 
 	if (!t)
 		return;
@@ -169,8 +189,13 @@ static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64
 			ns = now - out;
 			t->runq_ns += ns;
 		} else {
-			wake = t->wake_ts;
-			if (wake > out && wake <= now) {
+			if (sched_info) {
+				ns = now - out;
+				runq = runq_delay(task, btf) - t->runq_delay;
+				runq = runq < ns ? runq : ns;
+				ns -= runq;
+				t->runq_ns += runq;
+			} else if ((wake = t->wake_ts) > out && wake <= now) {
 				ns = wake - out;
 				t->runq_ns += now - wake;
 			} else {
@@ -227,8 +252,10 @@ static __always_inline void on_wakeup(__u32 tid)
 		t->wake_ts = bpf_ktime_get_ns();
 }
 
-/* With a pid list, the woken task's process is checked first: most wakeups
- * are of other tasks, and the list is cheaper than the thread map. */
+/* Not loaded when the run-queue wait comes from sched_info (see
+ * runq_delay; record_probe.c). With a pid list, the woken task's process is
+ * checked first: most wakeups are of other tasks, and the list is cheaper
+ * than the thread map. */
 TP_TWIN(sched_wakeup, sched_wakeup,
 	if (!has_pid_filter || pid_listed(RD(p, tgid))) on_wakeup(RD(p, pid)),
 	struct task_struct *p)
