@@ -49,8 +49,7 @@ enum rec_drop {
 	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
 	DROP_REPEAT_BEGIN,      /* not a loss: extra begins folded into one wait */
-	COUNT_STACKS_REUSED,    /* not a loss: off-CPU stacks reused (stack_refresh_ns) */
-	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked */
+	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked (samples) */
 	COUNT_LOCK_STACKS_REUSED, /* the same for lock waits */
 	COUNT_LOCK_STACKS_WALKED,
 	COUNT_OFFCPU_UNSAMPLED, /* not a loss: switch-outs between two stack samples */

@@ -259,7 +259,6 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_key(j, "counts");
 	json_begin_object(j);
 	json_uint(j, "repeat_begin", d[DROP_REPEAT_BEGIN]);
-	json_uint(j, "offcpu_stacks_reused", d[COUNT_STACKS_REUSED]);
 	json_uint(j, "offcpu_stacks_walked", d[COUNT_STACKS_WALKED]);
 	json_uint(j, "lock_stacks_reused", d[COUNT_LOCK_STACKS_REUSED]);
 	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);

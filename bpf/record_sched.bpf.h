@@ -54,16 +54,11 @@ static __always_inline __u32 current_syscall(void)
 	return nr < REC_SYSCALL_TABLE ? (__u32)nr : REC_NO_SYSCALL;
 }
 
-static __always_inline void switch_out(void *ctx, __u32 tid, bool runnable, __u64 now)
+static __always_inline void switch_out(void *ctx, struct task_val *t, __u32 tid, bool runnable,
+				       __u64 now)
 {
 	struct offcpu_key k = { .tid = tid, .kstack = REC_NO_STACK, .ustack = REC_NO_STACK };
-	struct task_val *t;
 
-	if (!tid || !traced_current())
-		return;
-	t = current_task();
-	if (!t)
-		return;
 	t->oncpu_ns += now - since_start(t->in_ts);
 	t->out_ts = now;
 	if (runq_from_sched_info) /* current: its finished waits are all in run_delay */
@@ -174,15 +169,12 @@ static __always_inline __u64 runq_delay(struct task_struct *task, const bool btf
 	return queued && clock > queued ? delay + clock - queued : delay;
 }
 
-static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64 now,
-				      const bool btf)
+static __always_inline void switch_in(struct task_val *t, __u32 tid, struct task_struct *task,
+				      __u64 now, const bool btf)
 {
-	struct task_val *t = task_entry_for(tid, task, btf);
 	__u64 out, wake, ns, runq;
 	bool sched_info = runq_from_sched_info && task;
 
-	if (!t)
-		return;
 	if (t->out_ts) {
 		out = since_start(t->out_ts);
 		if (t->flags & TF_PREEMPTED) {
@@ -215,14 +207,24 @@ static __always_inline void switch_in(__u32 tid, struct task_struct *task, __u64
 static __always_inline void on_switch(void *ctx, __u32 prev_tid, bool runnable,
 				      __u32 next_tid, struct task_struct *next, const bool btf)
 {
+	struct task_val *out = NULL, *in = NULL;
 	__u64 now;
 
 	if (!enabled)
 		return;
-	now = bpf_ktime_get_ns();
-	switch_out(ctx, prev_tid, runnable, now);
+	/* the filters first: a switch between untraced threads reads no clock */
+	if (prev_tid && traced_current())
+		out = current_task();
 	if (next_tid)
-		switch_in(next_tid, next, now, btf);
+		in = task_entry_for(next_tid, next, btf);
+	if (out) {
+		now = bpf_ktime_get_ns();
+		switch_out(ctx, out, prev_tid, runnable, now);
+		if (in)
+			switch_in(in, next_tid, next, now, btf);
+	} else if (in) {
+		switch_in(in, next_tid, next, bpf_ktime_get_ns(), btf);
+	}
 }
 
 /* sched_switch's prev_state is the state the task blocks in; preempt says
