@@ -230,6 +230,7 @@ struct task_val {
 	__u64 entry_ts;        /* fentry/kprobe extra */
 	/* last file written through a syscall, to skip the fd walk */
 	__u64 sys_file;
+	__u64 sys_file_inode;  /* its struct inode, to tell a reused struct file */
 	__u64 sys_file_ino;
 	__u32 sys_file_dev;
 	__u32 sys_file_buffered;

@@ -39,7 +39,9 @@ static __always_inline __u32 syscall_slot_of(long id)
 }
 
 /* The file behind fd, remembered per thread: a thread using one file (a
- * connection's socket, a table file) skips the inode reads. */
+ * connection's socket, a table file) skips the inode reads. A closed
+ * file's struct may come back for another file, so the inode is compared
+ * too. */
 static __always_inline bool sys_file(struct task_val *t, long fd)
 {
 	struct file *file = fd_file(fd);
@@ -49,13 +51,14 @@ static __always_inline bool sys_file(struct task_val *t, long fd)
 
 	if (!file)
 		return false;
-	if ((__u64)file == t->sys_file)
+	inode = RD(file, f_inode);
+	if ((__u64)file == t->sys_file && (__u64)inode == t->sys_file_inode)
 		return true;
 	t->sys_file = (__u64)file;
+	t->sys_file_inode = (__u64)inode;
 	t->sys_file_dev = 0;
 	t->sys_file_net = 0;
 	t->sys_file_buffered = 0;
-	inode = RD(file, f_inode);
 	if (!inode)
 		return true;
 	mode = RD(inode, i_mode) & S_IFMT;
