@@ -143,10 +143,10 @@ enum rec_off_reason {
 	OFF_RUNQUEUE = 2, /* preempted while runnable */
 };
 
-/* Stacks are walked at one switch-out of a thread per stack_refresh_ns (a
- * sample); the others are keyed with REC_NO_STACK and user space spreads
- * their time over the samples of the same thread, reason, lock and system
- * call (docs/recorder-json.md). */
+/* Stacks are walked at one switch-out per stack_refresh_ns of a thread in
+ * a system call and reason (a sample); the others are keyed with
+ * REC_NO_STACK and user space spreads their time over the samples of the
+ * same thread, reason, lock and system call (docs/recorder-json.md). */
 struct offcpu_key {
 	__u64 lock_addr;
 	__u32 tid;
@@ -195,7 +195,9 @@ struct task_val {
 	__u64 in_ts;           /* switched in */
 	__u64 out_ts;          /* switched out (0 while on CPU) */
 	__u64 wake_ts;
-	__u64 sample_ts;       /* last switch-out whose stacks were walked */
+	/* last stack sample per (system call, reason), direct-mapped */
+	__u64 sample_ts[REC_MEMO_SLOTS];
+	__u32 sample_key[REC_MEMO_SLOTS];
 	__u64 runq_delay;      /* sched_info run-queue wait at the last switch-in */
 	/* the off-CPU record being summed: flushed to the offcpu map when a
 	 * switch-out has another key (user space adds what is left at the end) */

@@ -54,6 +54,21 @@ static __always_inline __u32 current_syscall(void)
 	return nr < REC_SYSCALL_TABLE ? (__u32)nr : REC_NO_SYSCALL;
 }
 
+/* Whether this switch-out's stacks are walked: the first of the thread in
+ * this system call and reason for stack_refresh_ns (a few such places per
+ * thread, direct-mapped), so that every place a thread blocks at has
+ * samples, and a thread switching often walks rarely. */
+static __always_inline bool sample_due(struct task_val *t, __u32 key, __u64 now)
+{
+	__u32 i = (key ^ (key >> 7)) & (REC_MEMO_SLOTS - 1);
+
+	if (stack_refresh_ns && t->sample_key[i] == key && now - t->sample_ts[i] < stack_refresh_ns)
+		return false;
+	t->sample_key[i] = key;
+	t->sample_ts[i] = now;
+	return true;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_val *t, __u32 tid, bool runnable,
 				       __u64 now)
 {
@@ -78,8 +93,7 @@ static __always_inline void switch_out(void *ctx, struct task_val *t, __u32 tid,
 		k.reason = OFF_OTHER;
 	}
 	if (k.kstack == REC_NO_STACK) {
-		if (!stack_refresh_ns || now - t->sample_ts >= stack_refresh_ns) {
-			t->sample_ts = now;
+		if (sample_due(t, k.syscall << 2 | k.reason, now)) {
 			drop(COUNT_STACKS_WALKED);
 			k.kstack = kstack_id(ctx);
 			k.ustack = ustack_id(ctx);
