@@ -170,8 +170,9 @@ static int read_drops(struct record_bpf *skel, __u64 *drops)
 }
 
 /* Each thread's last off-CPU record is still summed in its entry (the
- * kernel side flushes it when the key changes): add it to the map's. */
-static int add_pending(struct rec_data *d)
+ * kernel side flushes it when the key changes): add it to the map's. A new
+ * key beyond the map's size is a drop, as it would have been in the map. */
+static int add_pending(struct rec_data *d, size_t max)
 {
 	size_t i, k, n = d->nr_offcpu;
 	struct rec_offcpu *arr;
@@ -191,6 +192,10 @@ static int add_pending(struct rec_data *d)
 			if (!memcmp(&arr[k].k, &t->out, sizeof(t->out)))
 				break;
 		if (k == d->nr_offcpu) {
+			if (d->nr_offcpu >= max) {
+				d->drops[DROP_OFFCPU_FULL]++;
+				continue;
+			}
 			memset(&arr[k], 0, sizeof(arr[k]));
 			arr[k].k = t->out;
 			d->nr_offcpu++;
@@ -301,12 +306,13 @@ int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP_PERCPU(block_stats, struct rec_block, block, &lat_reduce);
 	err = err ?: DUMP(jbd2_handles, struct rec_handle, handles);
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
-	err = err ?: add_pending(d);
-	if (!err)
-		spread_unsampled(d);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
 		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
-	return err ?: read_drops(skel, d->drops);
+	err = err ?: read_drops(skel, d->drops);
+	err = err ?: add_pending(d, bpf_map__max_entries(skel->maps.offcpu));
+	if (!err)
+		spread_unsampled(d);
+	return err;
 }
 
 int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
