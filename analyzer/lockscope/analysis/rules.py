@@ -57,9 +57,11 @@ def _unaligned_unwritten(c: dict, facts: dict) -> tuple[float, str]:
                f"block and {uw:.0%} landed on unwritten extents")
 
 
-def _unaligned(c: dict, facts: dict) -> tuple[float, str]:
-    f = _frac(c, "unaligned")
-    return f, f"{f:.0%} of {c.get('writes', 0)} DIO writes were unaligned to the fs block"
+def _unaligned_needs_block(c: dict, facts: dict) -> tuple[float, str]:
+    un, fresh = _frac(c, "unaligned"), _frac(c, "hole") + _frac(c, "unwritten")
+    f = min(un, fresh)
+    return f, (f"{un:.0%} of {c.get('writes', 0)} DIO writes were unaligned to the fs block "
+               f"and {fresh:.0%} found a hole or unwritten extent")
 
 
 def _buffered(c: dict, facts: dict) -> tuple[float, str]:
@@ -106,13 +108,13 @@ RULES = [
          {"ext4": "fs/ext4/file.c: ext4_dio_write_checks() -> ext4_unaligned_io(), "
                   "inode_dio_wait()"},
          _unaligned_unwritten,
-         {"ext4": "align writes to the filesystem block size, or write the extents once "
-                  "instead of fallocating them"}),
+         {"ext4": "align the writes to the fs block size (the extents are already "
+                  "allocated: aligned writes onto unwritten extents keep i_rwsem shared)"}),
     Rule("unaligned", ("xfs",), "an unaligned DIO write that needs zeroing or allocation "
          "retries with the IOLOCK exclusive",
          {"xfs": "fs/xfs/xfs_file.c: xfs_file_dio_write_unaligned()"},
-         _unaligned,
-         {"xfs": "align writes to the filesystem block size"}),
+         _unaligned_needs_block,
+         {"xfs": "align the writes to the fs block size"}),
     Rule("buffered", ("ext4", "xfs"), "buffered writes take the inode lock exclusive",
          {"ext4": "fs/ext4/file.c: ext4_buffered_write_iter() -> inode_lock()",
           "xfs": "fs/xfs/xfs_file.c: xfs_file_buffered_write() -> xfs_ilock(XFS_IOLOCK_EXCL)"},
