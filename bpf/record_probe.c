@@ -631,6 +631,12 @@ void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_los
 		else
 			json_null(j, "reason");
 		json_bool(j, "extra", def->extra);
+		json_key(j, "kinds");
+		json_begin_array(j);
+		for (i = 0; i < NR_ATTACH; i++)
+			if (def->kinds & (1u << i))
+				json_value_string(j, rec_attach_names[i]);
+		json_end_array(j);
 		if (with_lost || st->attach < 0)
 			json_string(j, "lost", def->lost);
 		json_end_object(j);
