@@ -1,5 +1,6 @@
 """Why an inode lock was taken exclusive: DIO write classes matched against each
-filesystem's locking rules. Every rule cites the kernel code it rests on.
+filesystem's locking rules. Every rule cites the kernel code it rests on; the rules,
+their sources and the commits behind them are in docs/kernel-locking.md.
 
 ext4 (fs/ext4/file.c, ext4_dio_write_checks): a DIO write keeps i_rwsem shared
 only for an overwrite of allocated blocks that does not extend i_size, on an
@@ -12,7 +13,7 @@ when they allocate (allocation is serialized by the ILOCK inside
 xfs_iomap_write_direct); xfs_file_write_checks takes it exclusive to zero the
 gap past EOF or to strip privileges of a !IS_NOSEC inode;
 xfs_file_dio_write_unaligned goes exclusive when a block needs zeroing or
-allocation; buffered writes take it exclusive (xfs_file_buffered_write).
+allocation (a hole or an unwritten extent); buffered writes take it exclusive (xfs_file_buffered_write).
 """
 
 from __future__ import annotations
