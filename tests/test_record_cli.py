@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.report.notes import missing_notes
 from test_record_common import record_binary, recorder
 
 
@@ -142,11 +143,17 @@ def test_an_extra_that_is_off_drops_only_itself(tmp_path):
     out = tmp_path / "r.json"
     res = run("--duration", "0.2", "--out", str(out))
     assert res.returncode == 0, res.stderr
-    feats = {f["name"]: f for f in json.loads(out.read_text())["features"]}
+    trace = json.loads(out.read_text())
+    feats = {f["name"]: f for f in trace["features"]}
     base = list_features("--attach-kinds", "tp_btf,raw_tp,tracepoint")
+    notes = missing_notes({"runs": [{"fs": "ext4", "threads": 1, "trace": trace}],
+                           "analysis": {"ext4": {}}})
     for name, f in feats.items():
         if f["extra"]:
             assert f["enabled"] or (f["reason"] and f["lost"]), f
+            said = [n for n in notes if f"extra '{name}' was off" in n]
+            assert bool(said) is (not f["enabled"]), notes
+            assert all(f["lost"] in n for n in said)
         else:
             assert f["enabled"] == base[name]["enabled"], (f, base[name])
 
