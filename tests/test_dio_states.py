@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,30 @@ def test_write_classes_match_fiemap(filesystems, tmp_path, fstype, layout, align
         # The preallocated file's cause and remedy: align, never preallocate.
         assert causes[0]["reason"] == "unaligned_unwritten"
         assert "align" in causes[0]["remedy"] and "prealloc" not in causes[0]["remedy"]
+
+
+def test_sweep_of_a_preallocated_file_in_half_blocks_blames_alignment(filesystems, tmp_path):
+    """The sweep's own analysis for the fallocated + half-block case on ext4: the cause of
+    the i_rwsem waits is unaligned_unwritten and the remedy is to align, never holes and
+    never "preallocate" (fs/ext4/file.c ext4_dio_write_checks, docs/kernel-locking.md)."""
+    half = os.statvfs(filesystems["ext4"].path).f_bsize // 2   # same image size below
+    job = tmp_path / "prealloc.fio"
+    job.write_text(f"[global]\ndirect=1\nrw=randwrite\nbs={half}\nsize=64m\n"
+                   "layout=fallocated\n[w]\n")
+    out = tmp_path / "sweep"
+    res = subprocess.run([sys.executable, "-m", "lockscope", "sweep", "--job", str(job),
+                          "--fs", "ext4", "--threads", "1,4", "--runtime", "1",
+                          "--image-size", "512m", "--image-dir", str(tmp_path),
+                          "--out", str(out), "--no-report"],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "analyzer")))
+    assert res.returncode == 0, res.stderr[-2000:]
+    ext4 = json.loads((out / "results.json").read_text())["analysis"]["ext4"]
+    row = ext4["dio_classes"][0]
+    assert row["hole"] == 0 and row["unwritten"] > 0 and row["unaligned"] == row["writes"]
+    assert [c["reason"] for c in ext4["causes"]] == ["unaligned_unwritten"]
+    verdict = ext4["verdict"]
+    if verdict["kind"] == "inode_lock_contention":
+        assert verdict["reasons"] == ["unaligned_unwritten"]
+        assert "align the writes" in verdict["remedies"][0]
+        assert not any("prealloc" in r for r in verdict["remedies"])
