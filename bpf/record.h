@@ -221,7 +221,7 @@ struct task_val {
 	/* syscall slot */
 	__u64 sys_ts;
 	__u64 sys_ino;
-	__u32 sys_idx;         /* index in syscall_nrs + 1; 0 = none */
+	__u32 sys_idx;         /* index in the followed list + 1 (record.h); 0 = none */
 	__u32 sys_dev;         /* regular file written without O_DIRECT, or synced */
 	__u32 sys_net;         /* the fd written is a socket or pipe */
 	__u32 sys_pad;
