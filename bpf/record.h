@@ -195,9 +195,10 @@ struct task_val {
 	__u64 in_ts;           /* switched in */
 	__u64 out_ts;          /* switched out (0 while on CPU) */
 	__u64 wake_ts;
-	/* last stack sample per (system call, reason), direct-mapped */
+	/* last stack sample per (system call, reason), and of any */
 	__u64 sample_ts[REC_MEMO_SLOTS];
 	__u32 sample_key[REC_MEMO_SLOTS];
+	__u64 walk_ts;
 	__u64 runq_delay;      /* sched_info run-queue wait at the last switch-in */
 	/* the off-CPU record being summed: flushed to the offcpu map when a
 	 * switch-out has another key (user space adds what is left at the end) */

@@ -55,17 +55,29 @@ static __always_inline __u32 current_syscall(void)
 }
 
 /* Whether this switch-out's stacks are walked: the first of the thread in
- * this system call and reason for stack_refresh_ns (a few such places per
- * thread, direct-mapped), so that every place a thread blocks at has
- * samples, and a thread switching often walks rarely. */
+ * this system call and reason for stack_refresh_ns (REC_MEMO_SLOTS such
+ * places per thread, the oldest replaced), so that every place a thread
+ * blocks at has samples; and at most one walk per thread per
+ * stack_refresh_ns / REC_MEMO_SLOTS, so that a thread moving between many
+ * places walks rarely all the same. */
 static __always_inline bool sample_due(struct task_val *t, __u32 key, __u64 now)
 {
-	__u32 i = (key ^ (key >> 7)) & (REC_MEMO_SLOTS - 1);
+	__u32 i, oldest = 0;
 
-	if (stack_refresh_ns && t->sample_key[i] == key && now - t->sample_ts[i] < stack_refresh_ns)
+	if (!stack_refresh_ns)
+		return true;
+	for (i = 0; i < REC_MEMO_SLOTS; i++) {
+		if (t->sample_key[i] == key && t->sample_ts[i] &&
+		    now - t->sample_ts[i] < stack_refresh_ns)
+			return false;
+		if (t->sample_ts[i] < t->sample_ts[oldest])
+			oldest = i;
+	}
+	if (now - t->walk_ts < stack_refresh_ns / REC_MEMO_SLOTS)
 		return false;
-	t->sample_key[i] = key;
-	t->sample_ts[i] = now;
+	t->walk_ts = now;
+	t->sample_key[oldest & (REC_MEMO_SLOTS - 1)] = key;
+	t->sample_ts[oldest & (REC_MEMO_SLOTS - 1)] = now;
 	return true;
 }
 
