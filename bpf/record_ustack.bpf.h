@@ -40,6 +40,7 @@ struct {
 } ustack_places SEC(".maps");
 
 #define USTACK_CHUNK 4096
+#define USTACK_WAKE_BYTES (1u << 20)
 
 /* The user registers at kernel entry, in DWARF register order. */
 static __always_inline void copy_user_regs(struct pt_regs *r, __u64 *out)
@@ -126,7 +127,9 @@ static __always_inline __u32 ustack_copy(struct task_struct *task)
 	s->tid = (__u32)id;
 	copy_user_regs(regs, s->regs);
 	s->size = copy_user_stack(s, place.sp);
-	bpf_ringbuf_submit(s, 0);
+	/* the unwinder polls; a wakeup per copy would cost a context switch */
+	bpf_ringbuf_submit(s, bpf_ringbuf_query(&ustack_samples, BPF_RB_AVAIL_DATA) > USTACK_WAKE_BYTES ?
+			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	bpf_map_update_elem(&ustack_places, &place, &sid, BPF_ANY);
 	return sid;
 }

@@ -19,8 +19,6 @@
 #include <unistd.h>
 #include "symbolize.h"
 
-#define FRAME_NAME_MAX 1024
-
 /* ---- shared helpers ---------------------------------------------------- */
 
 /* One symbol: [addr, end) named name. Arrays of these are sorted by addr,
@@ -29,6 +27,7 @@ struct sym {
 	uint64_t addr;
 	uint64_t end;
 	const char *name;
+	char *shown;         /* user symbols: name demangled, made on first use */
 };
 
 /* Candidate symbol while a table is built: several may share an address. */
@@ -277,7 +276,7 @@ static int ksyms_build(struct ksyms *ks, struct cand *c, size_t n)
 
 		if (*nv && v[*nv - 1].addr == c[i].addr)
 			continue;  /* a worse-ranked alias */
-		v[(*nv)++] = (struct sym){ c[i].addr, c[i].end, ks->raw + c[i].name };
+		v[(*nv)++] = (struct sym){ c[i].addr, c[i].end, ks->raw + c[i].name, NULL };
 	}
 	return 0;
 }
@@ -372,6 +371,8 @@ static void elf_syms_free(struct elf_syms *f)
 {
 	if (!f)
 		return;
+	for (size_t i = 0; f->syms && i < f->nsyms; i++)
+		free(f->syms[i].shown);
 	free(f->syms);
 	free(f->names);
 	free(f->segs);
@@ -482,7 +483,7 @@ static int elf_build_syms(struct elf_syms *f, struct cand *c, size_t n, const ch
 		end = sized ? sized_end : guess_end;
 		if (!sized && j < n && c[j].addr < end)
 			end = c[j].addr;
-		f->syms[k++] = (struct sym){ c[i].addr, end, names + c[i].name };
+		f->syms[k++] = (struct sym){ c[i].addr, end, names + c[i].name, NULL };
 		i = j;
 	}
 	f->nsyms = k;
@@ -941,23 +942,25 @@ static void strip_params(char *name)
 		*p = '\0';
 }
 
-/* name, or its demangled form in buf. */
-static const char *demangled(const char *name, char *buf, size_t len)
+/* The name a user symbol is shown by: demangled once, then kept. */
+static const char *shown_name(const struct sym *s)
 {
+	struct sym *w = (struct sym *)s;
 	int status = -1;
 	char *d;
 
-	if (strncmp(name, "_Z", 2))
-		return name;
-	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (s->shown)
+		return s->shown;
+	if (strncmp(s->name, "_Z", 2))
+		return s->name;
+	d = __cxa_demangle(s->name, NULL, NULL, &status);
 	if (!d || status) {
 		free(d);
-		return name;
+		return s->name;
 	}
 	strip_params(d);
-	put(buf, len, "%s", d);
-	free(d);
-	return buf;
+	w->shown = d;
+	return d;
 }
 
 /* A process's mappings are read again for an address outside them (a
@@ -982,7 +985,6 @@ static void refresh_maps(struct usyms *us, struct uproc *p)
 
 const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, size_t len)
 {
-	char name[FRAME_NAME_MAX];
 	const struct umap *m;
 	const struct sym *s;
 	uint64_t foff, va;
@@ -1004,7 +1006,6 @@ const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, si
 		return put(buf, len, "[%s+0x%" PRIx64 "]", m->name, foff);
 	s = sym_find(m->elf->syms, m->elf->nsyms, va);
 	if (s)
-		return put(buf, len, "%s+0x%" PRIx64, demangled(s->name, name, sizeof(name)),
-			   va - s->addr);
+		return put(buf, len, "%s+0x%" PRIx64, shown_name(s), va - s->addr);
 	return put(buf, len, "[%s+0x%" PRIx64 "]", m->name, va);
 }

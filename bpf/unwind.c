@@ -25,6 +25,7 @@
 #endif
 
 #define MAX_PROCS 256
+#define POLL_MS 50
 /* A process's mappings are read again for a sample outside them, at most
  * this often (a new library, or JIT code that no file describes). */
 #define REBUILD_NS 1000000000ULL
@@ -204,7 +205,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct unwinder *u = ctx;
 	const struct ustack_sample *s = data;
-	__u64 t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), ip;
+	__u64 ip;
 	struct uproc_dwfl *p;
 	struct walk w;
 
@@ -223,7 +224,6 @@ static int on_sample(void *ctx, void *data, size_t len)
 	}
 	u->sink(u->arg, s->id, s->pid, w.pcs, w.n);
 	u->stats.samples++;
-	u->stats.cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return 0;
 }
 
@@ -231,12 +231,17 @@ static void *run(void *arg)
 {
 	struct unwinder *u = arg;
 
+	/* The kernel side wakes us only when the ring fills up; otherwise the
+	 * copies wait at most POLL_MS, and a burst costs one wakeup. */
 	while (!u->stop) {
-		int r = ring_buffer__poll(u->rb, 100);
+		int r = ring_buffer__poll(u->rb, POLL_MS);
 
+		if (r >= 0 || r == -EINTR)
+			r = ring_buffer__consume(u->rb);
 		if (r < 0 && r != -EINTR)
 			break;
 	}
+	u->stats.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 
@@ -282,6 +287,6 @@ void unwinder_stop(struct unwinder *u, struct unwind_stats *stats)
 		if (u->procs[i].dwfl)
 			dwfl_end(u->procs[i].dwfl);
 	if (stats)
-		*stats = u->stats;
+		*stats = u->stats;  /* cpu_ns: the thread's, read as it ended */
 	free(u);
 }

@@ -21,7 +21,8 @@ struct unwinder;
 /* Starts consuming the ring buffer map ringbuf_fd. NULL with errno set. */
 struct unwinder *unwinder_start(int ringbuf_fd, unwind_sink sink, void *arg);
 
-/* Stacks unwound and the CPU time the unwinder spent on them. */
+/* Stacks unwound, and the CPU time of the unwinder's thread (polling,
+ * unwinding, symbolizing). */
 struct unwind_stats {
 	__u64 samples;
 	__u64 cpu_ns;
