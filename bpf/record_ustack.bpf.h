@@ -64,9 +64,30 @@ static __always_inline void copy_user_regs(struct pt_regs *r, __u64 *out)
 #endif
 }
 
-/* Copies the stack above sp into s->data, up to where its mapping ends:
- * whole chunks, then what is left of the page that faulted. */
-static __always_inline __u32 copy_user_stack(struct ustack_sample *s, __u64 sp)
+static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u64 *)data = vma->vm_end;
+	return 0;
+}
+
+/* Bytes from sp to the end of its mapping, at most REC_USTACK_BYTES: a
+ * read past the end would fault, and a fault costs more than the copy.
+ * REC_USTACK_BYTES when the kernel cannot tell (no bpf_find_vma, or the
+ * mm lock is busy): the copy then stops at the fault. */
+static __always_inline __u32 stack_room(struct task_struct *task, __u64 sp)
+{
+	__u64 end = 0;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma))
+		return REC_USTACK_BYTES;
+	if (bpf_find_vma(task, sp, vma_end_cb, &end, 0) || end <= sp)
+		return REC_USTACK_BYTES;
+	return end - sp < REC_USTACK_BYTES ? end - sp : REC_USTACK_BYTES;
+}
+
+/* Copies the stack above sp into s->data: whole chunks while they fit in
+ * room, then the rest of room, or of the page that faulted. */
+static __always_inline __u32 copy_user_stack(struct ustack_sample *s, __u64 sp, __u32 room)
 {
 	__u32 off = 0, rem;
 	int i;
@@ -74,11 +95,15 @@ static __always_inline __u32 copy_user_stack(struct ustack_sample *s, __u64 sp)
 	for (i = 0; i < REC_USTACK_BYTES / USTACK_CHUNK; i++) {
 		if (off > REC_USTACK_BYTES - USTACK_CHUNK)
 			break;
-		if (!bpf_probe_read_user(&s->data[off], USTACK_CHUNK, (void *)(sp + off))) {
+		if (off + USTACK_CHUNK <= room &&
+		    !bpf_probe_read_user(&s->data[off], USTACK_CHUNK, (void *)(sp + off))) {
 			off += USTACK_CHUNK;
 			continue;
 		}
-		rem = (USTACK_CHUNK - ((sp + off) & (USTACK_CHUNK - 1))) & (USTACK_CHUNK - 1);
+		if (off + USTACK_CHUNK <= room) /* faulted: up to that page */
+			rem = (USTACK_CHUNK - ((sp + off) & (USTACK_CHUNK - 1))) & (USTACK_CHUNK - 1);
+		else
+			rem = (room - off) & (USTACK_CHUNK - 1);
 		if (rem && !bpf_probe_read_user(&s->data[off], rem, (void *)(sp + off)))
 			off += rem;
 		break;
@@ -126,7 +151,7 @@ static __always_inline __u32 ustack_copy(struct task_struct *task)
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	copy_user_regs(regs, s->regs);
-	s->size = copy_user_stack(s, place.sp);
+	s->size = copy_user_stack(s, place.sp, stack_room(task, place.sp));
 	/* the unwinder polls; a wakeup per copy would cost a context switch */
 	bpf_ringbuf_submit(s, bpf_ringbuf_query(&ustack_samples, BPF_RB_AVAIL_DATA) > USTACK_WAKE_BYTES ?
 			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
