@@ -18,6 +18,13 @@ from conftest import require_tool
 SERVER_USER = "mysql"
 
 
+def mariadbd_binary() -> str:
+    """The server binary (Debian installs it in /usr/sbin, often off PATH)."""
+    if os.path.exists("/usr/sbin/mariadbd"):
+        return "/usr/sbin/mariadbd"
+    return require_tool("mariadbd")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,7 +64,7 @@ class MariaDB:
 
     def start(self, timeout: float = 60) -> None:
         install = require_tool("mariadb-install-db")
-        server = shutil.which("mariadbd") or require_tool("/usr/sbin/mariadbd")
+        server = mariadbd_binary()
         self.base.mkdir(parents=True, exist_ok=True)
         os.chmod(self.base, 0o755)
         shutil.chown(self.base, SERVER_USER, SERVER_USER)
