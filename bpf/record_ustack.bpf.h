@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* User stacks of code built without frame pointers, perf --call-graph=dwarf's
  * way: when a user stack is walked, the user registers and up to
- * REC_USTACK_BYTES of the stack above the stack pointer go to user space
+ * REC_USTACK_BYTES of the stack above the stack pointer (no further than
+ * the thread's stack is readable) go to user space
  * through a ring buffer, and the recorder unwinds them there with the CFI
  * (.eh_frame, .debug_frame) of the mapped files (unwind.c, elfutils libdwfl).
  *
@@ -64,32 +65,35 @@ static __always_inline void copy_user_regs(struct pt_regs *r, __u64 *out)
 #endif
 }
 
-static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	*(__u64 *)data = vma->vm_end;
-	return 0;
-}
+/* Where each thread's stack stops being readable, learned at the first
+ * copy that faulted there (pthread stacks end in the thread's TLS and a
+ * guard page; a fault costs more than the copy). Looking the mapping up
+ * instead (bpf_find_vma) costs more than the fault: measured. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} ustack_ends SEC(".maps");
 
-/* Bytes from sp to the end of its mapping, at most REC_USTACK_BYTES: a
- * read past the end would fault, and a fault costs more than the copy.
- * REC_USTACK_BYTES when the kernel cannot tell (no bpf_find_vma, or the
- * mm lock is busy): the copy then stops at the fault. */
-static __always_inline __u32 stack_room(struct task_struct *task, __u64 sp)
+/* Bytes from sp to the thread's known stack end, at most REC_USTACK_BYTES. */
+static __always_inline __u32 stack_room(__u32 tid, __u64 sp)
 {
-	__u64 end = 0;
+	__u64 *end = bpf_map_lookup_elem(&ustack_ends, &tid);
 
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma))
+	if (!end || *end <= sp)
 		return REC_USTACK_BYTES;
-	if (bpf_find_vma(task, sp, vma_end_cb, &end, 0) || end <= sp)
-		return REC_USTACK_BYTES;
-	return end - sp < REC_USTACK_BYTES ? end - sp : REC_USTACK_BYTES;
+	return *end - sp < REC_USTACK_BYTES ? *end - sp : REC_USTACK_BYTES;
 }
 
 /* Copies the stack above sp into s->data: whole chunks while they fit in
- * room, then the rest of room, or of the page that faulted. */
-static __always_inline __u32 copy_user_stack(struct ustack_sample *s, __u64 sp, __u32 room)
+ * room, then the rest of room, or of the page that faulted (whose end is
+ * then learned as the thread's stack end). */
+static __always_inline __u32 copy_user_stack(struct ustack_sample *s, __u32 tid, __u64 sp,
+					     __u32 room)
 {
 	__u32 off = 0, rem;
+	__u64 end;
 	int i;
 
 	for (i = 0; i < REC_USTACK_BYTES / USTACK_CHUNK; i++) {
@@ -100,12 +104,18 @@ static __always_inline __u32 copy_user_stack(struct ustack_sample *s, __u64 sp, 
 			off += USTACK_CHUNK;
 			continue;
 		}
-		if (off + USTACK_CHUNK <= room) /* faulted: up to that page */
+		if (off + USTACK_CHUNK <= room) { /* faulted: up to that page */
 			rem = (USTACK_CHUNK - ((sp + off) & (USTACK_CHUNK - 1))) & (USTACK_CHUNK - 1);
-		else
+			if (rem && !bpf_probe_read_user(&s->data[off], rem, (void *)(sp + off))) {
+				off += rem;
+				end = sp + off;
+				bpf_map_update_elem(&ustack_ends, &tid, &end, BPF_ANY);
+			}
+		} else {
 			rem = (room - off) & (USTACK_CHUNK - 1);
-		if (rem && !bpf_probe_read_user(&s->data[off], rem, (void *)(sp + off)))
-			off += rem;
+			if (rem && !bpf_probe_read_user(&s->data[off], rem, (void *)(sp + off)))
+				off += rem;
+		}
 		break;
 	}
 	return off;
@@ -151,7 +161,7 @@ static __always_inline __u32 ustack_copy(struct task_struct *task)
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	copy_user_regs(regs, s->regs);
-	s->size = copy_user_stack(s, place.sp, stack_room(task, place.sp));
+	s->size = copy_user_stack(s, place.tid, place.sp, stack_room(place.tid, place.sp));
 	/* the unwinder polls; a wakeup per copy would cost a context switch */
 	bpf_ringbuf_submit(s, bpf_ringbuf_query(&ustack_samples, BPF_RB_AVAIL_DATA) > USTACK_WAKE_BYTES ?
 			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
