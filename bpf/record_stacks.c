@@ -235,34 +235,25 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 	return fr;
 }
 
-/* An unwound stack's frames into out. */
+/* An unwound stack's frames into out; none when the unwinder has not
+ * reached it yet (stacks_unwind_finish at the end of a recording does). */
 static void user_dwarf(struct rec_stacks *s, __u32 id, struct frames *out)
 {
-	const struct dwarf_stack *d;
+	const struct dwarf_stack *d = dwarf_find(s->dwarf, id);
 	const char *f;
 	int i;
 
-	stacks_unwind_finish(s);
-	d = dwarf_find(s->dwarf, id);
 	for (i = 0, f = d ? d->frames : NULL; d && i < d->n && i < REC_MAX_STACK_DEPTH; i++) {
 		snprintf(out->f[out->n++], FRAME_LEN, "%s", f);
 		f += strlen(f) + 1;
 	}
 }
 
-bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
+static void user_walked(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
 {
 	__u64 ips[REC_MAX_STACK_DEPTH];
 	int n, i;
 
-	out->n = 0;
-	if (id == REC_NO_STACK)
-		return false;
-	stacks_unwind_finish(s);   /* no more writers of usyms and s->dwarf */
-	if (id & REC_DWARF_STACK) {
-		user_dwarf(s, id, out);
-		return out->n > 0;
-	}
 	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	for (i = 0; i < n; i++) {
 		if (s->usyms)
@@ -276,6 +267,19 @@ bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
 	while (out->n > 1 && !strcmp(out->f[out->n - 1], SYM_UNKNOWN) &&
 	       !strcmp(out->f[out->n - 2], SYM_UNKNOWN))
 		out->n--;
+}
+
+bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
+{
+	out->n = 0;
+	if (id == REC_NO_STACK)
+		return false;
+	pthread_mutex_lock(&s->lock);   /* the unwinder may still write */
+	if (id & REC_DWARF_STACK)
+		user_dwarf(s, id, out);
+	else
+		user_walked(s, id, pid, out);
+	pthread_mutex_unlock(&s->lock);
 	return out->n > 0;
 }
 

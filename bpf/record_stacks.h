@@ -45,8 +45,8 @@ int stacks_configure(struct record_bpf *skel, bool user_stacks);
 int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks);
 void stacks_free(struct rec_stacks *s);
 
-/* Unwinds what is still queued and stops the unwinder (the first
- * stacks_user of an unwound id does it too). */
+/* Unwinds what is still queued and stops the unwinder: at the end of the
+ * recording, before the stacks are read. */
 void stacks_unwind_finish(struct rec_stacks *s);
 
 /* Reads /proc/PID/maps and the ELF files now, while pid still lives. */
