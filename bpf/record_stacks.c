@@ -118,6 +118,8 @@ static void on_unwound(void *arg, __u32 id, int pid, const __u64 *pcs, int n)
 	size_t len = 0, l;
 	int i;
 
+	if (n > s->depth)
+		n = s->depth;
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < n; i++) {
 		char *nb;
@@ -160,6 +162,8 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 	s->kcache = calloc(s->kcache_len, sizeof(*s->kcache));
 	if (!s->kcache)
 		return -ENOMEM;
+	/* --stack-depth, as the stack map's value size says */
+	s->depth = bpf_map__value_size(skel->maps.stacks) / sizeof(__u64);
 	if (skel->rodata->dwarf_ustacks) {
 		s->dwarf = calloc(1, sizeof(*s->dwarf));
 		if (!s->dwarf)

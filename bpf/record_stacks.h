@@ -35,6 +35,7 @@ struct rec_stacks {
 	struct unwinder *unwinder;
 	struct dwarf_stacks *dwarf;
 	struct unwind_stats unwind; /* final, once the unwinder stopped */
+	int depth;                  /* frames kept per unwound stack */
 	pthread_mutex_t lock;
 };
 
