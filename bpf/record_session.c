@@ -274,9 +274,8 @@ static bool thread_alive(__u32 pid, __u32 tid)
 	return access(path, F_OK) == 0;
 }
 
-/* Time since each thread's last switch, up to end (the window's end, or a
- * series sample), for threads still alive (an exited thread's last
- * switch-out was its exit). */
+/* Time since each thread's last switch, up to the window's end, for
+ * threads still alive (an exited thread's last switch-out was its exit). */
 static void close_thread_times(struct rec_data *d, __u64 start, __u64 end)
 {
 	size_t i;
@@ -342,8 +341,8 @@ void rec_series_tick(struct rec_session *s)
 		rec_data_free(&cur);
 		return;
 	}
-	if (rec_group_on(&s->probe, GROUP_SCHED))
-		close_thread_times(&cur, s->start_mono, now);
+	/* thread periods still open are not closed here: they count in the
+	 * interval where they end, so the intervals add up to the document */
 	series_emit(s, &cur, now, true);
 }
 
