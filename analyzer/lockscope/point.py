@@ -1,7 +1,8 @@
-"""One sweep point: lay out → recorder ready → timed phase → stop → collect.
+"""One sweep point: lay out (recorder attaching meanwhile) → timed phase → stop → collect.
 
 The engine lays the file out and parks its threads on a barrier (``ready``);
-the recorder attaches to the engine's pid and says ``ready``; then one line
+the recorder, started at the same time, attaches to the engine's pid and says
+``ready``; then one line
 to each starts the count and the timed phase, so the trace covers the timed
 phase and not the layout.
 """
@@ -111,10 +112,12 @@ def _file_facts(workdir: Path) -> list[dict]:
 
 def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
               scratch: Path, trace: bool = True, recorder_args: list[str] | None = None,
-              on_status: Callable[[dict], None] | None = None) -> PointResult:
+              on_status: Callable[[dict], None] | None = None,
+              before_timed: Callable[[], None] | None = None) -> PointResult:
     """Run one point with its data files in ``workdir`` (a directory the sweep made and
     owns on the filesystem under test) and its outputs in ``scratch`` (elsewhere, so that
-    writing them does not touch the filesystem being measured)."""
+    writing them does not touch the filesystem being measured). ``before_timed`` runs
+    just before the timed phase starts (the sweep finishes its background work there)."""
     # The same data file name at every point: locks and files are keyed by path
     # when points are compared.
     scratch.mkdir(parents=True, exist_ok=True)
@@ -136,9 +139,9 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, bufsize=1)
-        _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
-        phase("layout")
         if trace:
+            # The recorder loads and attaches while the engine lays its files out: it
+            # counts nothing before the start line, so only the wait shrinks.
             try:
                 # stderr to a file: nobody drains a pipe while the point runs
                 record_log = open(scratch / "record.log", "w+")
@@ -147,12 +150,20 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
                      "--start-on-stdin", "--out", str(trace_out)] + list(recorder_args or []),
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=record_log,
                     text=True, bufsize=1)
+            except OSError as exc:
+                trace_error = f"lockscope-record did not start: {exc}"
+        _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
+        phase("layout")
+        if recorder:
+            try:
                 _read_ready(recorder, "lockscope-record", 60, record_log)
             except LockscopeError as exc:
                 trace_error = str(exc)
                 _stop(recorder)
                 recorder = None
         phase("attach")
+        if before_timed:
+            before_timed()
         if recorder:
             recorder.stdin.write("start\n")
             recorder.stdin.flush()

@@ -14,6 +14,7 @@ import shlex
 import shutil
 import signal
 import sys
+import threading
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from .host import filesystem_facts, host_facts
 from .loopfs import make_loopfs
 from .point import clean_workdir, run_point
 from .progress import SweepProgress
+from .recorder_cost import recorder_cost
 from .results import SCHEMA, save_results
 from .scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from .sizes import parse_size
@@ -180,20 +182,52 @@ def run(args) -> int:
     # SIGTERM should clean up like Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     interrupted = False
+    stack = ExitStack()
     try:
-        with ExitStack() as stack:
+        try:
             workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
             _run_points(doc, scenario, fss, workdirs, args, out)
-    except KeyboardInterrupt:
-        interrupted = True
-    except LockscopeError:
-        # Keep the completed points before reporting the failure.
-        doc["analysis"] = {}
-        save_results(out / "results.json", doc)
-        raise
+        except KeyboardInterrupt:
+            interrupted = True
+        except LockscopeError:
+            stack.close()
+            # Keep the completed points before reporting the failure.
+            doc["analysis"] = {}
+            save_results(out / "results.json", doc)
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        # The images are unmounted, detached and deleted while the analysis and the
+        # report run: deleting a fragmented image takes seconds of kernel time.
+        cleanup = Background(stack.close)
+        try:
+            return _finish(doc, out, interrupted, args)
+        finally:
+            cleanup.wait()
     finally:
-        signal.signal(signal.SIGTERM, previous)
-    return _finish(doc, out, interrupted, args)
+        stack.close()  # what is left after a failure (a no-op after cleanup)
+
+
+class Background:
+    """A call in a thread; wait() joins it and raises what it raised. Not a daemon:
+    the interpreter still finishes it if the main thread is interrupted."""
+
+    def __init__(self, fn, *args) -> None:
+        self._error: BaseException | None = None
+
+        def call() -> None:
+            try:
+                fn(*args)
+            except BaseException as exc:  # handed to wait()
+                self._error = exc
+
+        self._thread = threading.Thread(target=call, name=getattr(fn, "__name__", "work"))
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _raise_interrupt(signum, frame):
@@ -201,8 +235,11 @@ def _raise_interrupt(signum, frame):
 
 
 def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str, Path]:
-    """Make (or enter) one working directory per filesystem; undone by the ExitStack."""
+    """Make (or enter) one working directory per filesystem; undone by the ExitStack
+    (loop filesystems are torn down in parallel: each teardown waits on the kernel)."""
     workdirs = {}
+    made = []
+    stack.callback(lambda: _destroy_all(made))
     for label in fss:
         if targets:
             base = targets[label]
@@ -212,7 +249,7 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
             doc["host"]["filesystems"][label] = filesystem_facts(str(wd))
         else:
             fs = make_loopfs(label, size_bytes=image_bytes, workdir=args.image_dir)
-            stack.callback(fs.destroy)
+            made.append(fs)
             wd = fs.path / "lockscope"
             wd.mkdir()
             doc["host"]["filesystems"][label] = {
@@ -220,6 +257,13 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
                 "device": fs.device, "fstype": fs.fstype}
         workdirs[label] = wd
     return workdirs
+
+
+def _destroy_all(made: list) -> None:
+    jobs = [Background(fs.destroy) for fs in made]
+    made.clear()
+    for job in jobs:
+        job.wait()
 
 
 def _remove_tree_we_made(wd: Path) -> None:
@@ -230,28 +274,47 @@ def _remove_tree_we_made(wd: Path) -> None:
 
 def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
-    with SweepProgress(len(order), args.runtime) as progress:
-        for i, (rep, n, fs) in enumerate(order):
-            label = f"{fs} threads={n}" + (f" repeat {rep + 1}/{args.repeat}"
-                                           if args.repeat > 1 else "")
-            progress.start_point(i, label)
-            wd = workdirs[fs]
-            scratch = out / "points" / f"{fs}-{n}-{rep}"
-            res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
-                            trace=not args.no_trace, on_status=progress.status)
-            shutil.rmtree(scratch)  # everything it held is now in results.json
-            doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
-                                "workload": res.workload, "trace": res.trace,
-                                "trace_error": res.trace_error, "files": res.files,
-                                "phases_s": res.phases_s,
-                                "engine_argv": [Path(res.engine_argv[0]).name]
-                                + res.engine_argv[1:]})
-            clean_workdir(wd)
-            progress.end_point(i, label, res.workload, res.trace_error)
-            # Keep what is done on disk: a crash later still leaves a readable recording.
-            save_results(out / "results.json", doc)
+    saving: list[Background] = []
+
+    def finish_saving() -> None:
+        while saving:
+            saving.pop().wait()
+
+    try:
+        with SweepProgress(len(order), args.runtime) as progress:
+            for i, (rep, n, fs) in enumerate(order):
+                label = f"{fs} threads={n}" + (f" repeat {rep + 1}/{args.repeat}"
+                                               if args.repeat > 1 else "")
+                progress.start_point(i, label)
+                wd = workdirs[fs]
+                scratch = out / "points" / f"{fs}-{n}-{rep}"
+                # the previous point is saved while this one lays out and attaches,
+                # and always before its timed phase (nothing runs beside a measurement)
+                res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
+                                trace=not args.no_trace, on_status=progress.status,
+                                before_timed=finish_saving)
+                finish_saving()
+                doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
+                                    "workload": res.workload, "trace": res.trace,
+                                    "trace_error": res.trace_error, "files": res.files,
+                                    "phases_s": res.phases_s,
+                                    "recorder_cost": recorder_cost(res.trace),
+                                    "engine_argv": [Path(res.engine_argv[0]).name]
+                                    + res.engine_argv[1:]})
+                clean_workdir(wd)
+                progress.end_point(i, label, res.workload, res.trace_error)
+                # Keep what is done on disk: a crash later still leaves a readable
+                # recording. Everything the point's scratch held is now in the results.
+                saving.append(Background(_save_point, out, doc, scratch))
+    finally:
+        finish_saving()
     if (out / "points").is_dir():
         shutil.rmtree(out / "points")
+
+
+def _save_point(out: Path, doc: dict, scratch: Path) -> None:
+    shutil.rmtree(scratch)
+    save_results(out / "results.json", doc)
 
 
 def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
