@@ -227,6 +227,11 @@ int main(int argc, char **argv)
 	err = rec_read(&s);
 	if (!err)
 		err = write_output(&s, o.out);
+	if (!err && o.start_on_stdin && o.out) {
+		/* the caller may go on: only detaching is left */
+		printf("done\n");
+		fflush(stdout);
+	}
 	rec_finish(&s);
 	return err ? 1 : 0;
 }

@@ -66,21 +66,25 @@ static unsigned int kernel_hz(void)
 	return hz;
 }
 
-/* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. */
+/* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. Only
+ * the two lines are parsed: the file has a line per kernel symbol. */
 static void kernel_text(__u64 *start, __u64 *end)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[256], name[128], type;
-	unsigned long long addr;
+	char line[256];
 
 	*start = *end = 0;
 	while (f && (!*start || !*end) && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+		const char *name = strchr(line, ' ');
+
+		/* "ADDR T NAME\n": the name starts 3 characters after the address */
+		if (!name || strlen(name) < 4)
 			continue;
-		if (!strcmp(name, "_stext"))
-			*start = addr;
-		else if (!strcmp(name, "_etext"))
-			*end = addr;
+		name += 3;
+		if (!strcmp(name, "_stext\n"))
+			*start = strtoull(line, NULL, 16);
+		else if (!strcmp(name, "_etext\n"))
+			*end = strtoull(line, NULL, 16);
 	}
 	if (f)
 		fclose(f);

@@ -83,9 +83,10 @@ class LoopFilesystem:
             raise
         return self
 
-    def destroy(self) -> None:
-        """Unmount, detach and delete; safe to call more than once."""
-        teardown(self)
+    def destroy(self, free_later: bool = False) -> None:
+        """Unmount, detach and delete; safe to call more than once. free_later: the
+        image's name goes now, its blocks are freed by a short-lived child afterwards."""
+        teardown(self, free_later)
 
     def __enter__(self) -> "LoopFilesystem":
         return self
@@ -116,7 +117,28 @@ def _loop_backing(device: str) -> str:
         return ""
 
 
-def teardown(fs: LoopFilesystem) -> None:
+def _unlink_freeing_later(path: str) -> None:
+    """Remove the name now and leave the freeing of the blocks to a child that holds the
+    file open for a moment and exits on its own: freeing a fragmented image of several
+    GiB takes seconds of kernel time (the last close of an unlinked file frees it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        os.unlink(path)
+        return
+    try:
+        try:
+            subprocess.Popen(["sleep", "2"], pass_fds=(fd,), start_new_session=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        except OSError:
+            pass  # then the close below frees them here
+        os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
     """Undo what the ledger says lockscope made, in reverse order."""
     if fs.mountpoint and _is_mounted(fs.mountpoint):
         for attempt in range(50):
@@ -130,7 +152,10 @@ def teardown(fs: LoopFilesystem) -> None:
     if fs.device and _loop_backing(fs.device).startswith(fs.image):
         subprocess.run(["losetup", "-d", fs.device], capture_output=True)
     if fs.image_created and os.path.exists(fs.image):
-        os.unlink(fs.image)
+        if free_later:
+            _unlink_freeing_later(fs.image)
+        else:
+            os.unlink(fs.image)
     mp = Path(fs.mountpoint) if fs.mountpoint else None
     if mp and mp.is_dir() and not _is_mounted(str(mp)):
         try:

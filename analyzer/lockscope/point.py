@@ -35,6 +35,17 @@ class PointResult:
     engine_argv: list[str] = field(default_factory=list)
     # Wall seconds per phase: layout, attach, timed, collect (what a sweep costs).
     phases_s: dict[str, float] = field(default_factory=dict)
+    # The recorder, still detaching after it wrote its document: wait_detached() it
+    # before anything else is measured.
+    detaching: subprocess.Popen | None = None
+
+    def wait_detached(self) -> None:
+        if self.detaching is not None:
+            try:
+                self.detaching.wait(60)
+            except subprocess.TimeoutExpired:
+                _stop(self.detaching)
+            self.detaching = None
 
 
 def engine_argv(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
@@ -61,8 +72,8 @@ def _last_line(stream) -> str:
     return lines[-1] if lines else ""
 
 
-def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
-    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
+def _read_line(proc: subprocess.Popen, timeout: float) -> str:
+    """The next stdout line, stripped; "" at EOF or after the timeout."""
     result: list[str] = []
 
     def reader():
@@ -71,7 +82,12 @@ def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
     t.join(timeout)
-    if (result[0].strip() if result else "") == "ready":
+    return result[0].strip() if result else ""
+
+
+def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
+    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
+    if _read_line(proc, timeout) == "ready":
         return
     if proc.poll() is None:
         raise LockscopeError(f"{what} did not become ready within {timeout:.0f} s")
@@ -176,23 +192,29 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         engine.wait()
         status_thread.join(2)
         phase("timed")
+        detaching = None
         if recorder:
-            recorder.stdin.close()  # EOF: stop counting, detach, write the JSON
-            try:
-                recorder.wait(60)
-            except subprocess.TimeoutExpired:
-                _stop(recorder)
-            if recorder.returncode != 0:
+            recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
+            done = _read_line(recorder, 60) == "done"
+            if not done:
+                try:
+                    recorder.wait(60)
+                except subprocess.TimeoutExpired:
+                    _stop(recorder)
+            if (done or recorder.returncode == 0) and trace_out.is_file():
+                trace_doc = json.loads(trace_out.read_text())
+                # detaching takes a moment per probe: the caller waits for it later
+                detaching = recorder if done else None
+            else:
                 trace_error = (f"lockscope-record exited {recorder.returncode}: "
                                f"{_last_line(record_log)}")
-            else:
-                trace_doc = json.loads(trace_out.read_text())
         if engine.returncode != 0:
             raise LockscopeError(f"lockscope-load exited {engine.returncode}: "
                                  f"{engine_errors[-1] if engine_errors else ' '.join(argv[1:])}")
         workload = json.loads(out.read_text())
         phase("collect")
-        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv, phases)
+        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv, phases,
+                           detaching)
     except BaseException:
         _stop(engine)
         _stop(recorder)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import os
 import shlex
 import shutil
@@ -87,6 +88,10 @@ def add_parser(sub) -> None:
     p.add_argument("--no-trace", action="store_true",
                    help="run the workload only, without the recorder")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.add_argument("--max-overhead", type=float, default=0, metavar="PCT",
+                   help="the recorder's BPF CPU budget in percent of the CPUs: above it, it "
+                   "sheds stacks, then probe groups (default 0: never; a sweep's points are "
+                   "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
 
 
@@ -146,6 +151,8 @@ def run(args) -> int:
         raise UsageError("--runtime must be > 0")
     if args.repeat < 1:
         raise UsageError("--repeat must be >= 1")
+    if not 0 <= args.max_overhead <= 100:
+        raise UsageError("--max-overhead must be between 0 and 100")
     scenario = _scenario(args)
     find_binary("lockscope-load")  # fail before making anything
     if not args.no_trace:
@@ -260,7 +267,7 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
 
 
 def _destroy_all(made: list) -> None:
-    jobs = [Background(fs.destroy) for fs in made]
+    jobs = [Background(fs.destroy, True) for fs in made]
     made.clear()
     for job in jobs:
         job.wait()
@@ -272,13 +279,20 @@ def _remove_tree_we_made(wd: Path) -> None:
         wd.rmdir()
 
 
+# Imported while points lay out and attach (never during a timed phase), so that the
+# analysis and the report at the end start without paying for them.
+WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
+
+
 def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
-    saving: list[Background] = []
+    # waits for background work and a detaching recorder: all done before timing
+    pending: list = []
+    warm = list(WARM_MODULES if not args.no_report else WARM_MODULES[:1])
 
-    def finish_saving() -> None:
-        while saving:
-            saving.pop().wait()
+    def settle() -> None:
+        while pending:
+            pending.pop(0)()
 
     try:
         with SweepProgress(len(order), args.runtime) as progress:
@@ -288,12 +302,15 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
                 progress.start_point(i, label)
                 wd = workdirs[fs]
                 scratch = out / "points" / f"{fs}-{n}-{rep}"
-                # the previous point is saved while this one lays out and attaches,
-                # and always before its timed phase (nothing runs beside a measurement)
+                if warm:
+                    pending.append(Background(_warm, warm.pop(0)).wait)
+                # the previous point is saved, and its recorder detaches, while this one
+                # lays out and attaches; all of it ends before the timed phase
                 res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
                                 trace=not args.no_trace, on_status=progress.status,
-                                before_timed=finish_saving)
-                finish_saving()
+                                recorder_args=["--max-overhead", f"{args.max_overhead:g}"],
+                                before_timed=settle)
+                pending.append(res.wait_detached)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                     "workload": res.workload, "trace": res.trace,
                                     "trace_error": res.trace_error, "files": res.files,
@@ -305,11 +322,18 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
                 progress.end_point(i, label, res.workload, res.trace_error)
                 # Keep what is done on disk: a crash later still leaves a readable
                 # recording. Everything the point's scratch held is now in the results.
-                saving.append(Background(_save_point, out, doc, scratch))
+                pending.append(Background(_save_point, out, doc, scratch).wait)
     finally:
-        finish_saving()
+        settle()
     if (out / "points").is_dir():
         shutil.rmtree(out / "points")
+
+
+def _warm(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pass  # the step that needs it says so
 
 
 def _save_point(out: Path, doc: dict, scratch: Path) -> None:
