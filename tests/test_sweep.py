@@ -54,6 +54,10 @@ def sweep(tmp_path: Path, scenario: str, *extra: str) -> dict:
         (fs, n) for fs in ("ext4", "xfs") for n in (1, 4)}
     for run in doc["runs"]:
         assert run["trace"], run.get("trace_error")
+        # what the recorder measured of itself; a sweep sheds nothing by default
+        cost = run["recorder_cost"]
+        assert cost["bpf_cpu_share"] == run["trace"]["overhead"]["cpu_share"] > 0
+        assert cost["max_overhead_pct"] == 0 and cost["shed"] == []
     return doc
 
 
@@ -183,3 +187,27 @@ def test_truncated_results_file_is_a_clear_error(tmp_path):
     bad.write_text('{"schema": "lockscope/0", "host": {}, "runs": []}')
     with pytest.raises(LockscopeError, match="schema 'lockscope/0' is not supported"):
         load_results(bad)
+
+
+def test_later_points_skip_the_attach_kinds_the_first_found_unusable():
+    from lockscope.sweep import KindsSeen
+
+    def feats(extra_reason: str, extra_attach=None) -> dict:
+        return {"features": [
+            {"name": "lock", "enabled": True, "attach": "tp_btf", "reason": None},
+            {"name": "ext4_write_entry", "enabled": extra_attach is not None,
+             "attach": extra_attach, "reason": extra_reason, "extra": True}]}
+
+    seen = KindsSeen()
+    assert seen.args() == []
+    seen.learn(None)  # an untraced point teaches nothing
+    assert seen.args() == []
+    seen.learn(feats("fentry: load failed: Invalid argument; kprobe: attach failed"))
+    assert seen.args() == ["--attach-kinds", "tp_btf,raw_tp,tracepoint"]
+    later = feats("fentry: not in --attach-kinds; kprobe: not in --attach-kinds")
+    seen.learn(later)
+    assert later["features"][1]["reason"].startswith("fentry: load failed")
+    # a kernel where the extra attached keeps its kind
+    other = KindsSeen()
+    other.learn(feats(None, "kprobe"))
+    assert other.args() == ["--attach-kinds", "tp_btf,raw_tp,tracepoint,kprobe"]

@@ -289,6 +289,7 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
     # waits for background work and a detaching recorder: all done before timing
     pending: list = []
     warm = list(WARM_MODULES if not args.no_report else WARM_MODULES[:1])
+    probing = KindsSeen()
 
     def settle() -> None:
         while pending:
@@ -308,9 +309,10 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
                 # lays out and attaches; all of it ends before the timed phase
                 res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
                                 trace=not args.no_trace, on_status=progress.status,
-                                recorder_args=["--max-overhead", f"{args.max_overhead:g}"],
-                                before_timed=settle)
+                                recorder_args=["--max-overhead", f"{args.max_overhead:g}"]
+                                + probing.args(), before_timed=settle)
                 pending.append(res.wait_detached)
+                probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                     "workload": res.workload, "trace": res.trace,
                                     "trace_error": res.trace_error, "files": res.files,
@@ -327,6 +329,39 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
         settle()
     if (out / "points").is_dir():
         shutil.rmtree(out / "points")
+
+
+class KindsSeen:
+    """Attach kinds the first traced point found usable: later points offer the recorder
+    only those (and the tracepoint kinds), so it does not try again, at every point, the
+    kinds this kernel refused (a failed fentry or kprobe attempt costs a load)."""
+
+    ORDER = ("tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe")
+    ALWAYS = ("tp_btf", "raw_tp", "tracepoint")
+
+    def __init__(self) -> None:
+        self.first: dict[str, dict] | None = None
+
+    def learn(self, trace: dict | None) -> None:
+        feats = trace.get("features") if isinstance(trace, dict) else None
+        if not isinstance(feats, list):
+            return
+        if self.first is None:
+            self.first = {f["name"]: f for f in feats if isinstance(f, dict) and f.get("name")}
+            return
+        # a group off only because of --attach-kinds reads as it did at the first point
+        for i, f in enumerate(feats):
+            old = self.first.get(f.get("name")) if isinstance(f, dict) else None
+            if old and not f.get("enabled") and not old.get("enabled") and \
+                    "not in --attach-kinds" in str(f.get("reason")):
+                feats[i] = old
+
+    def args(self) -> list[str]:
+        if self.first is None:
+            return []
+        used = {f.get("attach") for f in self.first.values()}
+        return ["--attach-kinds", ",".join(k for k in self.ORDER
+                                           if k in used or k in self.ALWAYS)]
 
 
 def _warm(module: str) -> None:
