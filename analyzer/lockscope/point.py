@@ -85,6 +85,18 @@ def _read_line(proc: subprocess.Popen, timeout: float) -> str:
     return result[0].strip() if result else ""
 
 
+def _read_until(proc: subprocess.Popen, word: str, timeout: float) -> bool:
+    """Whether the process says `word` on a line of its own within the timeout."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        line = _read_line(proc, left)
+        if line == word:
+            return True
+        if not line and proc.poll() is not None:
+            return False
+    return False
+
+
 def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
     """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
     if _read_line(proc, timeout) == "ready":
@@ -195,7 +207,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         detaching = None
         if recorder:
             recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
-            done = _read_line(recorder, 60) == "done"
+            done = _read_until(recorder, "done", 60)
             if not done:
                 try:
                     recorder.wait(60)

@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 from contextlib import ExitStack
@@ -23,7 +24,7 @@ from .binaries import find_binary
 from .errors import LockscopeError, UsageError
 from .host import filesystem_facts, host_facts
 from .loopfs import make_loopfs
-from .point import clean_workdir, run_point
+from .point import clean_workdir, engine_argv, run_point
 from .progress import SweepProgress
 from .recorder_cost import recorder_cost
 from .results import SCHEMA, save_results
@@ -128,6 +129,18 @@ def _targets(args) -> dict[str, str]:
     return targets
 
 
+def _validate_job(scenario: Scenario, args) -> None:
+    """The job as the points will run it, parsed by lockscope-load --parse-only: a bad
+    option or value is refused here, before any image, mount or directory is made."""
+    argv = engine_argv(scenario.job, max(args.threads), args.runtime,
+                       Path("/nonexistent/lockscope-check"), "check", Path(os.devnull))
+    res = subprocess.run(argv + ["--parse-only"], capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        lines = res.stderr.strip().splitlines()
+        msg = lines[-1] if lines else f"lockscope-load exited {res.returncode}"
+        raise UsageError(f"{scenario.description}: {msg.removeprefix('lockscope-load: ')}")
+
+
 def _space_needed(scenario: Scenario, threads: list[int]) -> int:
     size = parse_size(scenario.job.get("size", "1g"))
     # lockscope-load: per-thread files, and appends (each thread may add `size`).
@@ -154,7 +167,7 @@ def run(args) -> int:
     if not 0 <= args.max_overhead <= 100:
         raise UsageError("--max-overhead must be between 0 and 100")
     scenario = _scenario(args)
-    find_binary("lockscope-load")  # fail before making anything
+    _validate_job(scenario, args)  # fail before making anything
     if not args.no_trace:
         find_binary("lockscope-record")
     targets = _targets(args)
