@@ -35,6 +35,8 @@ def test_sentence_gives_the_mean_and_the_worst_point():
     assert cost_sentence([run("ext4", 1, trace(0.006, 0.002))]) == \
         "the recorder used 0.6% of the CPUs, and its own process 0.2%"
     assert cost_sentence([run("ext4", 1, None)]) is None
+    # a small share keeps a digit instead of reading 0.0%
+    assert cost_sentence([run("ext4", 1, trace(0.006, 0.0002))]).endswith("process 0.02%")
 
 
 def test_unavailable_statistics_give_no_sentence():

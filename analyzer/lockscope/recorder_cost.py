@@ -34,6 +34,11 @@ def _label(run: dict) -> str:
     return f"{run.get('fs', '?')} {run.get('threads', '?')} threads"
 
 
+def _pct(share: float) -> str:
+    """A CPU share as a percentage, with a second decimal below 0.1% (never a bare 0.0%)."""
+    return f"{share:.1%}" if share >= 0.001 or share == 0 else f"{share:.2%}"
+
+
 def cost_sentence(runs: list[dict]) -> str | None:
     """E.g. "the recorder used 0.6% of the CPUs (mean of 8 points; at most 0.9%, xfs 8
     threads), and its own process 0.2%"; None when no run measured it."""
@@ -45,12 +50,12 @@ def cost_sentence(runs: list[dict]) -> str | None:
     worst_run, worst = max(measured, key=lambda rc: rc[1]["bpf_cpu_share"])
     users = [c["user_cpu_share"] for _, c in measured
              if isinstance(c.get("user_cpu_share"), (int, float))]
-    text = f"the recorder used {sum(shares) / len(shares):.1%} of the CPUs"
+    text = f"the recorder used {_pct(sum(shares) / len(shares))} of the CPUs"
     if len(measured) > 1:
         text += (f" (mean of {len(measured)} points; at most "
-                 f"{worst['bpf_cpu_share']:.1%}, {_label(worst_run)})")
+                 f"{_pct(worst['bpf_cpu_share'])}, {_label(worst_run)})")
     if users:
-        text += f", and its own process {sum(users) / len(users):.1%}"
+        text += f", and its own process {_pct(sum(users) / len(users))}"
     return text
 
 
