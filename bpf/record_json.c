@@ -418,9 +418,21 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 	json_end_object(j);
 }
 
+/* Series intervals reuse one set of names: loading kernel BTF costs
+ * milliseconds each time. */
+static struct btfname *lock_names(struct rec_session *s)
+{
+	if (!s->in_series)
+		return btfname_new();
+	if (!s->series_names)
+		s->series_names = btfname_new();
+	btfname_clear(s->series_names);
+	return s->series_names;
+}
+
 static void write_locks(struct rec_session *s, struct json_out *j, struct folded *folded)
 {
-	struct btfname *members = btfname_new();
+	struct btfname *members = lock_names(s);
 	struct rec_lock *locks = s->data.locks;
 	size_t n = s->data.nr_locks, i, ng = 0;
 	struct lock_group *groups = calloc(n ? n : 1, sizeof(*groups));
@@ -429,7 +441,8 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 	json_begin_array(j);
 	if (!groups) {
 		json_end_array(j);
-		btfname_free(members);
+		if (members != s->series_names)
+			btfname_free(members);
 		return;
 	}
 	for (i = 0; i < s->data.nr_inodes; i++)
@@ -447,7 +460,8 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 		write_lock(s, j, &groups[i], folded, members);
 	json_end_array(j);
 	free(groups);
-	btfname_free(members);
+	if (members != s->series_names)
+		btfname_free(members);
 }
 
 /* ---- per-inode I/O ---- */

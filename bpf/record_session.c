@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "record.h"
 #include "record.skel.h"
+#include "record_btfname.h"
 #include "record_paths.h"
 #include "record_series.h"
 #include "record_session.h"
@@ -360,6 +361,7 @@ void rec_finish(struct rec_session *s)
 	if (s->ovh_ready)
 		ovh_free(&s->ovh);
 	series_free(s->series);
+	btfname_free(s->series_names);
 	paths_free(s->paths);
 	free(s->seen_pids);
 	memset(s, 0, sizeof(*s));

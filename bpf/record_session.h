@@ -17,6 +17,7 @@
 
 struct rec_paths;
 struct rec_series;
+struct btfname;
 
 struct rec_session {
 	const struct rec_opts *opts;
@@ -40,6 +41,7 @@ struct rec_session {
 	bool ovh_ready;
 	struct rec_series *series;  /* --interval-ms, else NULL */
 	bool in_series;             /* writing a series object: unchanged entries left out */
+	struct btfname *series_names; /* lock names, kept between series objects */
 };
 
 extern const char *const rec_syscall_names[REC_NR_SYSCALLS];
