@@ -205,8 +205,14 @@ def run(args) -> int:
     stack = ExitStack()
     try:
         try:
-            workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
-            _run_points(doc, scenario, fss, workdirs, args, out)
+            # the first module is imported while the images are made
+            first = Background(_warm, WARM_MODULES[0])
+            try:
+                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
+            except BaseException:
+                first.wait()
+                raise
+            _run_points(doc, scenario, fss, workdirs, args, out, first.wait)
         except KeyboardInterrupt:
             interrupted = True
         except LockscopeError:
@@ -292,16 +298,17 @@ def _remove_tree_we_made(wd: Path) -> None:
         wd.rmdir()
 
 
-# Imported while points lay out and attach (never during a timed phase), so that the
-# analysis and the report at the end start without paying for them.
+# Imported while the images are made (the first) and while points lay out and attach
+# (never during a timed phase), so that the analysis and the report at the end start
+# without paying for them.
 WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
 
 
-def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
+def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
     # waits for background work and a detaching recorder: all done before timing
-    pending: list = []
-    warm = list(WARM_MODULES if not args.no_report else WARM_MODULES[:1])
+    pending: list = [warming]
+    warm = list(WARM_MODULES[1:] if not args.no_report else [])
     probing = KindsSeen()
 
     def settle() -> None:
