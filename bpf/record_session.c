@@ -126,6 +126,8 @@ static int configure(struct record_bpf *skel, void *arg)
 		err = bpf_map__set_map_flags(lazy[i], bpf_map__map_flags(lazy[i]) | BPF_F_NO_PREALLOC);
 	if (!err)
 		err = bpf_map__set_value_size(skel->maps.stacks, o->stack_depth * sizeof(__u64));
+	if (!err)
+		err = stacks_configure(skel, o->user_stacks);
 	if (err) {
 		rec_error("cannot size the BPF maps: %s", strerror(-err));
 		return err;
@@ -259,6 +261,8 @@ void rec_stop(struct rec_session *s)
 {
 	close_window(s);
 	rec_tick(s);
+	if (s->stacks_ready)
+		stacks_unwind_finish(&s->stacks);
 }
 
 bool rec_overhead_tick(struct rec_session *s)
