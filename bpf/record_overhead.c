@@ -231,6 +231,11 @@ void ovh_json(struct rec_overhead *v, struct json_out *j)
 	bool g_loaded[NR_GROUPS] = { false };
 	int i;
 
+	/* a window that never opened costs nothing */
+	for (i = 0; i < v->nr_progs && !window; i++) {
+		v->progs[i].cnt0 = v->progs[i].cnt;
+		v->progs[i].ns0 = v->progs[i].ns;
+	}
 	qsort(v->progs, v->nr_progs, sizeof(v->progs[0]), cmp_prog_ns);
 	for (i = 0; i < v->nr_progs; i++) {
 		const struct rec_prog_stat *p = &v->progs[i];

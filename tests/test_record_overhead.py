@@ -209,3 +209,18 @@ def test_series_cover_the_window_and_add_up(ext4_fs, tmp_path):
     for s in series:
         assert all(t["oncpu_ns"] + t["offcpu_ns"] + t["runqueue_ns"] for t in s["threads"])
         assert all(c["count"] for c in s["syscalls"])
+
+
+@pytest.mark.kernel
+def test_a_window_that_never_opened_costs_nothing(tmp_path):
+    out = tmp_path / "rec.json"
+    res = subprocess.run([record_binary(), "--start-on-stdin", "--interval-ms", "100",
+                          "--out", str(out)], input="", capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    o = doc["overhead"]
+    assert doc["interval"]["duration_ns"] == 0 and o["window_ns"] == 0
+    assert o["bpf_ns"] == 0 and o["cpu_share"] is None and o["shed"] == []
+    assert all(p["run_cnt"] == 0 for p in o["per_program"])
+    assert doc["series"] == []
