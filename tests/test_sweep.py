@@ -95,11 +95,29 @@ def test_aligned_overwrite_is_not_inode_lock_bound(tmp_path):
 
 @pytest.mark.kernel
 def test_buffered_writes_contend_on_the_inode_lock(tmp_path):
+    """Buffered writes take i_rwsem exclusive on both filesystems.
+
+    Whether that lock or the CPUs limit 4 threads depends on the host (its CPU
+    count, and what else runs on it), so the verdict may be either; the lock,
+    its mode, its cause and its growth may not.
+    """
     doc = sweep(tmp_path, "shared-buffered-randwrite")
     for fs in ("ext4", "xfs"):
-        v = doc["analysis"][fs]["verdict"]
-        assert v["kind"] == "inode_lock_contention", (fs, v)
-        assert "buffered" in v["reasons"]
+        a = doc["analysis"][fs]
+        top = next(lk for lk in a["locks"] if lk["inode"])
+        assert top["kind"] == "i_rwsem" and top["mode"] == "exclusive", (fs, top)
+        assert top["path"].endswith("/shared-buffered-randwrite.dat")
+        assert "buffered" in [c["reason"] for c in a["causes"]], (fs, a["causes"])
+        shares = top["share_by_threads"]
+        assert shares["4"] >= 0.1 and shares["4"] > shares.get("1", 0.0), (fs, shares)
+        v = a["verdict"]
+        if v["kind"] == "inode_lock_contention":
+            assert "buffered" in v["reasons"] and v["path"] == top["path"]
+        else:
+            # Only waiting for CPUs may outweigh the lock here, and then it must.
+            hi = a["points"][-1]["time_share"]
+            assert v["kind"] == "cpu_bound", (fs, v)
+            assert hi["runqueue"] + hi["oncpu"] > hi["inode_lock"], (fs, hi)
 
 
 @pytest.mark.kernel

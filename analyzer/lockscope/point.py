@@ -195,6 +195,10 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         if recorder:
             recorder.stdin.write("start\n")
             recorder.stdin.flush()
+            # The window opens when the recorder says so; the engine's first
+            # writes must fall inside it.
+            if not _read_until(recorder, "started", 30):
+                trace_error = "lockscope-record did not open its window"
         engine.stdin.write("go\n")
         engine.stdin.flush()
         engine_errors: list[str] = []
