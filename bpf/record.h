@@ -39,6 +39,9 @@
 /* Syscall number -> index + 1 in the list above (0: not followed), a table
  * so that every other system call leaves at one load. */
 #define REC_SYSCALL_TABLE 1024
+/* shed_stacks (bss): stack walks turned off while recording */
+#define REC_SHED_USTACKS 1u
+#define REC_SHED_STACKS 2u
 
 /* What each drop counter counts (per-CPU array "drops"). */
 enum rec_drop {

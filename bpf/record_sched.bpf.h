@@ -105,10 +105,11 @@ static __always_inline void switch_out(void *ctx, struct task_val *t, __u32 tid,
 		k.reason = OFF_OTHER;
 	}
 	if (k.kstack == REC_NO_STACK) {
-		if (sample_due(t, k.syscall << 2 | k.reason, now)) {
+		/* no samples while --max-overhead has shed the stacks */
+		if (shed_stacks < REC_SHED_STACKS && sample_due(t, k.syscall << 2 | k.reason, now)) {
 			drop(COUNT_STACKS_WALKED);
 			k.kstack = kstack_id(ctx);
-			k.ustack = ustack_id(ctx);
+			k.ustack = shed_stacks ? REC_NO_STACK : ustack_id(ctx);
 		} else {
 			drop(COUNT_OFFCPU_UNSAMPLED);
 		}
