@@ -889,6 +889,7 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	write_offcpu(s, &j, unused, &wait_ns, &wait_count);
 	write_block(s, &j);
 	write_syscalls(s, &j);
+	write_net(s, &j);
 	ovh_interval_json(&s->ovh, &j, end, reread);
 	json_end_object(&j);
 	*delta = s->data;

@@ -290,6 +290,10 @@ static int diff_tasks(const struct rec_data *cur, struct rec_data *prev, struct 
 		t->v.oncpu_ns = t->v.oncpu_ns > p->v.oncpu_ns ? t->v.oncpu_ns - p->v.oncpu_ns : 0;
 		t->v.offcpu_ns = t->v.offcpu_ns > p->v.offcpu_ns ? t->v.offcpu_ns - p->v.offcpu_ns : 0;
 		t->v.runq_ns = t->v.runq_ns > p->v.runq_ns ? t->v.runq_ns - p->v.runq_ns : 0;
+		t->v.rx_calls -= p->v.rx_calls;     /* cumulative per thread */
+		t->v.rx_bytes -= p->v.rx_bytes;
+		t->v.tx_calls -= p->v.tx_calls;
+		t->v.tx_bytes -= p->v.tx_bytes;
 	}
 	return 0;
 }
