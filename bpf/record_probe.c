@@ -67,6 +67,11 @@ const struct rec_group_def rec_groups[NR_GROUPS] = {
 	[GROUP_EXT4_WRITE_ENTRY] = { "ext4_write_entry", { "ext4_file_write_iter" }, { "ext4_write_entry" },
 		K(FENTRY) | K(KPROBE), true,
 		"no per-file time from ext4_file_write_iter entry to iomap (i_rwsem and write checks)" },
+	/* After "lock", so that it shares that group's tracepoints; its own
+	 * programs, so that it can be turned off or shed alone. */
+	[GROUP_HOLDERS] = { "holders", { "lock:contention_begin", "lock:contention_end" },
+		{ "holder_begin", "holder_end", "holder_tick" }, BTF_KINDS, false,
+		"no lock-holder snapshots (what the holder did while others waited)" },
 };
 
 /* ---- libbpf messages: kept to find which program a load failed on ---- */
@@ -342,7 +347,8 @@ static int try_alone(const struct rec_group_def *g, int kind, const char **stage
 	if (!skel)
 		return -errno;
 	bpf_object__for_each_map(map, skel->obj)
-		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY)
+		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
+		    bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE) /* sized by the kernel */
 			bpf_map__set_max_entries(map, 1);
 	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
 		snprintf(prog_name, sizeof(prog_name), "%s%s", g->progs[i], suffixes[kind]);
@@ -507,6 +513,9 @@ static int attach_all(struct rec_probe *p)
 		int kind, g;
 
 		if (!bpf_program__autoload(prog))
+			continue;
+		/* timer programs are attached per CPU by their owner (record_holder_tick.c) */
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
 			continue;
 		link = bpf_program__attach(prog);
 		if (!link) {

@@ -32,6 +32,7 @@ enum rec_group_id {
 	GROUP_BLOCK,
 	GROUP_JBD2,
 	GROUP_EXT4_WRITE_ENTRY,
+	GROUP_HOLDERS,
 	NR_GROUPS,
 };
 

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The holder snapshot timer: a cpu-clock perf event per online CPU, each
+ * running the holders group's holder_tick program every period. Links die
+ * with the process; nothing is pinned. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include "record.h"
+#include "record.skel.h"
+#include "record_holder.h"
+#include "record_probe.h"
+
+static struct {
+	struct bpf_link **links;
+	int nr;
+	char why[160];
+} ticks;
+
+static struct bpf_program *tick_program(struct record_bpf *skel)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj)
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT &&
+		    bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0 &&
+		    !strncmp(bpf_program__name(prog), "holder_tick", 11))
+			return prog;
+	return NULL;
+}
+
+int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = (__u64)period_ms * 1000000,
+	};
+	int ncpu = libbpf_num_possible_cpus(), cpu, fd, err = 0;
+	struct bpf_program *prog;
+
+	ticks.why[0] = 0;
+	if (!rec_group_on(p, GROUP_HOLDERS))
+		return 0;
+	prog = tick_program(p->skel);
+	if (!prog || ncpu <= 0) {
+		snprintf(ticks.why, sizeof(ticks.why), "no timer program loaded");
+		return -ENOENT;
+	}
+	ticks.links = calloc(ncpu, sizeof(*ticks.links));
+	if (!ticks.links)
+		return -ENOMEM;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* a possible CPU that is not online */
+			err = -errno;
+			break;
+		}
+		ticks.links[ticks.nr] = bpf_program__attach_perf_event(prog, fd);
+		if (!ticks.links[ticks.nr]) {
+			err = -errno;
+			close(fd);
+			break;
+		}
+		ticks.nr++;
+	}
+	if (err) {
+		snprintf(ticks.why, sizeof(ticks.why), "cpu-clock timer on CPU %d: %s", cpu,
+			 strerror(-err));
+		rec_holder_ticks_detach();
+	}
+	return err;
+}
+
+void rec_holder_ticks_detach(void)
+{
+	int i;
+
+	for (i = 0; i < ticks.nr; i++)
+		bpf_link__destroy(ticks.links[i]);
+	free(ticks.links);
+	ticks.links = NULL;
+	ticks.nr = 0;
+}
+
+int rec_holder_ticks_cpus(const char **why)
+{
+	*why = ticks.why[0] ? ticks.why : NULL;
+	return ticks.nr;
+}
