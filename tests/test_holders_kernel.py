@@ -96,6 +96,11 @@ def test_sparse_writes_hold_the_lock_to_allocate_and_submit(ext4, tmp_path):
     top = out["holders"][0]
     assert top["activity"] != "journal", out
     assert frames_in(top["frames"], ALLOCATION + DIO_SUBMISSION), out
+    # Snapshots weigh waiters x period: together they stand for the lock's wait
+    # as contention_begin/end measured it (another program, another clock).
+    lock = file_locks(doc, path, "i_rwsem")[0]
+    weighted = sum(s["wait_ns"] for s in doc["holders"]["samples"] if s["addr"] == lock["addr"])
+    assert 0.7 < weighted / lock["total_ns"] < 1.3, (weighted, lock["total_ns"])
 
 
 def test_long_buffered_writes_hold_the_lock_in_the_page_cache(ext4, tmp_path):
@@ -154,3 +159,18 @@ def test_disabled_holders_take_no_snapshot(ext4, tmp_path):
     assert file_locks(doc, path, "i_rwsem")
     group = next(g for g in doc["features"] if g["name"] == "holders")
     assert group["enabled"] is False and group["reason"] == "disabled by --disable"
+
+
+def test_without_tp_btf_holders_keep_state_and_count_missing_stacks(ext4, tmp_path):
+    # raw_tp gives no trusted task pointer: owners off CPU get no stack, which
+    # is counted; the state is still recorded.
+    path = ext4.path / "raw"
+    doc = record_load(path, tmp_path / "r.json", ["--rw=randwrite", "--bs=4k", "--direct=1",
+                                                  "--layout=sparse", "--sync=dsync"],
+                      ["--attach-kinds", "raw_tp,tracepoint"], seconds=1.0)
+    h = doc["holders"]
+    group = next(g for g in doc["features"] if g["name"] == "holders")
+    assert group["attach"] == "raw_tp" and h["enabled"] and not h["offcpu_stacks"]
+    assert h["counts"]["no_stack_support"] > 0
+    blocked = [s for s in h["samples"] if s["state"] in ("blocked", "runqueue")]
+    assert blocked and all(s["kstack"] == [] for s in blocked)
