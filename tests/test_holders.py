@@ -45,6 +45,9 @@ def test_top_frames_skip_the_scheduler_and_offsets():
     assert top_frames(MBALLOC) == ["__wait_on_buffer", "ext4_read_block_bitmap",
                                    "ext4_mb_new_blocks"]
     assert top_frames(COMMIT, 2) == ["jbd2_log_wait_commit", "ext4_sync_file"]
+    # frames above the one that decided the activity (an interrupt's) are skipped
+    assert top_frames(["sched_clock", "irq_work"] + COMMIT, 1, act="journal") == [
+        "jbd2_log_wait_commit"]
 
 
 def sample(state, kstack, wait_ns, count=1, iowait=False):

@@ -97,9 +97,15 @@ def activity(state: str, frames: list[str], iowait: bool = False) -> str | None:
     return "other"
 
 
-def top_frames(frames: list[str], n: int = TOP_FRAMES) -> list[str]:
-    """The holder's first n kernel frames past the scheduler, without offsets."""
+def top_frames(frames: list[str], n: int = TOP_FRAMES, act: str | None = None) -> list[str]:
+    """The holder's first n kernel frames past the scheduler, without offsets; for an
+    activity its frames decided, from the first frame that decided it (the frames
+    above it, e.g. a timer interrupt's, say less)."""
     names = [_name(f) for f in frames or []]
+    rule = dict(FRAME_RULES).get(act or "")
+    if rule:
+        first = next((i for i, name in enumerate(names) if name.startswith(rule)), 0)
+        names = names[first:]
     while names and names[0].startswith(SCHED_FRAMES):
         names.pop(0)
     return names[:n]
@@ -137,7 +143,7 @@ def split(samples: list[dict]) -> dict:
                 reader += w
             continue
         by_act[act] += w
-        stacks[act][tuple(top_frames(s.get("kstack") or []))] += w
+        stacks[act][tuple(top_frames(s.get("kstack") or [], act=act))] += w
     holders = []
     for act, w in sorted(by_act.items(), key=lambda kv: -kv[1]):
         frames = max(stacks[act].items(), key=lambda kv: kv[1])[0] if stacks[act] else ()
