@@ -14,6 +14,7 @@
 #include "record_holder.bpf.h"
 #include "record_inode.bpf.h"
 #include "record_dio.bpf.h"
+#include "record_extent.bpf.h"
 #include "record_sched.bpf.h"
 #include "record_io.bpf.h"
 #include "record_jbd2.bpf.h"
