@@ -87,3 +87,12 @@ def test_no_samples_no_clause():
     verdict = {"summary": "s.", "evidence": [], "remedies": []}
     annotate(verdict, split([]), "lock")
     assert verdict["holders"] == [] and verdict["summary"] == "s."
+
+
+def test_a_remedy_already_given_moves_first_instead_of_repeating():
+    verdict = {"summary": "s.", "evidence": [],
+               "remedies": ["use a file per thread",
+                            "batch durability (fdatasync every N writes) instead of O_DSYNC"]}
+    annotate(verdict, split([sample("blocked", COMMIT, 10)]), "lock")
+    assert verdict["remedies"] == [
+        "batch durability (fdatasync every N writes) instead of O_DSYNC", "use a file per thread"]

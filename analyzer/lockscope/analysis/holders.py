@@ -69,6 +69,8 @@ REMEDIES = {
     "dio_drain": "align writes to the filesystem block size, so that no write drains "
                  "in-flight direct I/O under the lock",
 }
+# What marks a remedy already given for the same activity.
+REMEDY_KEYS = {"journal": "batch durability", "allocation": "preallocate", "dio_drain": "align"}
 TOP_FRAMES = 3
 
 
@@ -183,5 +185,11 @@ def annotate(verdict: dict, split_result: dict, lock_name: str) -> None:
         f"while threads waited on {lock_name}, {text}; the holder's activities over "
         f"{split_result['snapshots']} snapshots: {parts}{extra}")
     remedy = REMEDIES.get(holders[0]["activity"])
-    if remedy and remedy not in verdict.get("remedies", []):
-        verdict.setdefault("remedies", []).insert(0, remedy)
+    if remedy:
+        # A cause rule may already give the same advice: move it first instead.
+        remedies = verdict.setdefault("remedies", [])
+        key = REMEDY_KEYS[holders[0]["activity"]]
+        same = next((r for r in remedies if key in r.lower()), None)
+        if same is not None:
+            remedies.remove(same)
+        remedies.insert(0, same or remedy)
