@@ -48,6 +48,8 @@ int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
 	prog = tick_program(p->skel);
 	if (!prog || ncpu <= 0) {
 		snprintf(ticks.why, sizeof(ticks.why), "no timer program loaded");
+		snprintf(p->groups[GROUP_HOLDERS].reason, sizeof(p->groups[GROUP_HOLDERS].reason),
+			 "no snapshots: %s", ticks.why);
 		return -ENOENT;
 	}
 	ticks.links = calloc(ncpu, sizeof(*ticks.links));
@@ -73,6 +75,9 @@ int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
 		snprintf(ticks.why, sizeof(ticks.why), "cpu-clock timer on CPU %d: %s", cpu,
 			 strerror(-err));
 		rec_holder_ticks_detach();
+		/* said where the groups are listed too: no snapshot will be taken */
+		snprintf(p->groups[GROUP_HOLDERS].reason, sizeof(p->groups[GROUP_HOLDERS].reason),
+			 "no snapshots: %s", ticks.why);
 	}
 	return err;
 }
