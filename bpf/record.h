@@ -306,7 +306,7 @@ struct holder_key {
 
 struct holder_val {
 	__u64 count;         /* snapshots */
-	__u64 wait_ns;       /* waiters x timer period: the wait they stand for */
+	__u64 wait_ns;       /* waiters x time since the lock's last snapshot: the wait they stand for */
 };
 
 /* The locks traced threads wait on now (a global array of the BPF side). */

@@ -4,8 +4,8 @@
  * threads are waiting on, with their number of waiters; a timer on every CPU
  * (a perf cpu-clock event, every holder_period_ns) looks at each such lock:
  * reads the owner task from the lock's owner field, its state (on CPU,
- * runnable, blocked) and its kernel stack, and adds waiters x period to that
- * snapshot. So each snapshot weighs the wait it stands for, and the holder is
+ * runnable, blocked) and its kernel stack, and adds waiters x the time since
+ * the lock's last snapshot (at most a period) to that snapshot. So each snapshot weighs the wait it stands for, and the holder is
  * seen at times spread over the waits. (A snapshot taken when a wait begins
  * is biased: in a convoy a thread queues again just after its own release,
  * when the next holder has only begun its critical section.)
@@ -304,19 +304,23 @@ static __always_inline __u32 running_stack(void *ctx)
 	return keep_frames(buf, bpf_get_stack(ctx, buf->ip, sizeof(buf->ip), 0));
 }
 
-/* One snapshot per period and lock: whichever CPU gets here first. */
-static __always_inline bool claim(struct holder_lock *e, __u64 now)
+/* About one snapshot per period and lock, whichever CPU gets here first
+ * (the CPUs' timers need not be in phase). Returns the time the snapshot
+ * stands for: since the last one, at most a period; 0 when not claimed. */
+static __always_inline __u64 claim(struct holder_lock *e, __u64 now)
 {
 	__u64 last = e->last_ts;
 
 	if (now - last < holder_period_ns / 2)
-		return false;
-	return __sync_val_compare_and_swap(&e->last_ts, last, now) == last;
+		return 0;
+	if (__sync_val_compare_and_swap(&e->last_ts, last, now) != last)
+		return 0;
+	return now - last < holder_period_ns ? now - last : holder_period_ns;
 }
 
 static struct holder_val zero_holder;
 
-static __always_inline void holder_add(struct holder_key *k, __s64 waiters)
+static __always_inline void holder_add(struct holder_key *k, __s64 waiters, __u64 span)
 {
 	struct holder_val *v = bpf_map_lookup_elem(&holder_stats, k);
 
@@ -329,7 +333,7 @@ static __always_inline void holder_add(struct holder_key *k, __s64 waiters)
 		return;
 	}
 	v->count++;  /* per-CPU value */
-	v->wait_ns += (__u64)waiters * holder_period_ns;
+	v->wait_ns += (__u64)waiters * span;
 	holder_count(HC_SAMPLED);
 }
 
@@ -343,7 +347,7 @@ static __always_inline void snapshot_lock(void *ctx, struct holder_lock *e, __u6
 	struct holder_key k = { .lock = e->lock, .kstack = REC_NO_STACK };
 	__s64 waiters = (__s64)e->waiters;
 	struct task_struct *task;
-	__u64 owner;
+	__u64 owner, span;
 	__u32 state = HS_UNKNOWN;
 
 	if (waiters <= 0)
@@ -356,7 +360,8 @@ static __always_inline void snapshot_lock(void *ctx, struct holder_lock *e, __u6
 	if (owner && owner != current && bpf_core_field_exists(task->on_cpu) &&
 	    BPF_CORE_READ(task, on_cpu))
 		return; /* running on another CPU: that CPU's timer takes it */
-	if (!claim(e, now))
+	span = claim(e, now);
+	if (!span)
 		return;
 	k.state = state;
 	if (owner) {
@@ -372,7 +377,7 @@ static __always_inline void snapshot_lock(void *ctx, struct holder_lock *e, __u6
 			k.kstack = owner_stack(k.owner_tid, owner, btf);
 		}
 	}
-	holder_add(&k, waiters);
+	holder_add(&k, waiters, span);
 }
 
 static __always_inline void on_holder_tick(void *ctx, const bool btf)

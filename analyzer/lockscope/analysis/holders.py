@@ -2,7 +2,8 @@
 
 The recorder's ``holders.samples`` (docs/recorder-json.md) are snapshots of a
 lock's owner taken by a timer while traced threads waited, each weighted by
-``wait_ns`` = waiters x timer period: the waiters' time it stands for. Each
+``wait_ns`` = waiters x the time since the lock's previous snapshot: the
+waiters' time it stands for. Each
 snapshot gets one activity from a fixed vocabulary, decided by the owner's
 state and kernel frames (leaf first):
 
