@@ -96,7 +96,7 @@ def test_sparse_writes_hold_the_lock_to_allocate_and_submit(ext4, tmp_path):
     top = out["holders"][0]
     assert top["activity"] != "journal", out
     assert frames_in(top["frames"], ALLOCATION + DIO_SUBMISSION), out
-    # Snapshots weigh waiters x period: together they stand for the lock's wait
+    # Snapshots weigh waiters x time since the last: together they stand for the lock's wait
     # as contention_begin/end measured it (another program, another clock).
     lock = file_locks(doc, path, "i_rwsem")[0]
     weighted = sum(s["wait_ns"] for s in doc["holders"]["samples"] if s["addr"] == lock["addr"])
