@@ -4,8 +4,9 @@ lockscope-load threads contend on one file's i_rwsem.
 Expectations come from what each workload makes the holder do under the
 lock (fs/ext4/file.c): an O_DSYNC DIO write into a hole commits the journal
 before it unlocks (iomap_dio_complete -> generic_write_sync -> ext4_sync_file);
-without O_DSYNC it allocates and waits for its own DIO; a buffered write
-copies into the page cache. Shares, never absolute times.
+without O_DSYNC it allocates and waits for its own DIO; an unaligned write onto
+unwritten extents drains in-flight DIO; a buffered write copies into the page
+cache. Shares, never absolute times.
 """
 
 from __future__ import annotations
@@ -101,6 +102,19 @@ def test_sparse_writes_hold_the_lock_to_allocate_and_submit(ext4, tmp_path):
     lock = file_locks(doc, path, "i_rwsem")[0]
     weighted = sum(s["wait_ns"] for s in doc["holders"]["samples"] if s["addr"] == lock["addr"])
     assert 0.7 < weighted / lock["total_ns"] < 1.3, (weighted, lock["total_ns"])
+
+
+def test_unaligned_async_writes_onto_unwritten_extents_drain_dio_under_the_lock(ext4, tmp_path):
+    # fs/ext4/file.c: ext4_dio_write_checks() takes i_rwsem exclusive for an
+    # unaligned write onto unwritten extents and calls inode_dio_wait(); with
+    # several writes in flight per thread there is DIO to drain.
+    path = ext4.path / "unaligned"
+    doc = record_load(path, tmp_path / "r.json", ["--rw=randwrite", "--bs=4k", "--direct=1",
+                                                  "--layout=fallocated", "--unaligned=512",
+                                                  "--ioengine=io_uring", "--iodepth=8"])
+    out = file_holders(doc, path)
+    drain = [h for h in out["holders"] if h["activity"] == "dio_drain"]
+    assert drain and drain[0]["frames"][0] == "inode_dio_wait", out
 
 
 def test_long_buffered_writes_hold_the_lock_in_the_page_cache(ext4, tmp_path):
