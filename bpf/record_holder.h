@@ -25,6 +25,9 @@ int rec_read_holders(struct record_bpf *skel, struct rec_holders *h);
 void rec_holders_free(struct rec_holders *h);
 
 struct rec_probe;
+/* Before load: the group's maps only when it is on (and it is turned off
+ * where the kernel lacks what it needs). */
+void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p);
 /* The snapshot timer on every CPU (after the probes are attached); 0 or a
  * negative errno, its reason kept for the JSON. */
 int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms);

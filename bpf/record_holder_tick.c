@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The holder snapshot timer: a cpu-clock perf event per online CPU, each
- * running the holders group's holder_tick program every period. Links die
- * with the process; nothing is pinned. */
+/* Set-up of the holders group: its maps before load, and the snapshot timer
+ * (a cpu-clock perf event per online CPU, each running the group's
+ * holder_tick program every period). Links die with the process; nothing is
+ * pinned. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,27 @@ static struct {
 	int nr;
 	char why[160];
 } ticks;
+
+void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p)
+{
+	struct rec_group_state *g = &p->groups[GROUP_HOLDERS];
+	struct bpf_map *maps[] = {
+		skel->maps.holder_slots, skel->maps.holder_stats, skel->maps.holder_stacks,
+		skel->maps.holder_scratch, skel->maps.holder_counts,
+	};
+	bool on = g->attach >= 0;
+	size_t i;
+
+	/* Waiters' slots are task storage (kernel/bpf/bpf_task_storage.c): a
+	 * kernel without it would refuse the whole object. */
+	if (on && libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
+		g->attach = -1;
+		snprintf(g->reason, sizeof(g->reason), "no BPF task storage maps in this kernel");
+		on = false;
+	}
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		bpf_map__set_autocreate(maps[i], on);
+}
 
 static struct bpf_program *tick_program(struct record_bpf *skel)
 {

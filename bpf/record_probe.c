@@ -353,10 +353,13 @@ static int try_alone(const struct rec_group_def *g, int kind, const char **stage
 	*stage = "open";
 	if (!skel)
 		return -errno;
-	bpf_object__for_each_map(map, skel->obj)
-		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
-		    bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE) /* sized by the kernel */
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__type(map) == BPF_MAP_TYPE_TASK_STORAGE) /* no extra uses one */
+			bpf_map__set_autocreate(map, false);
+		else if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY &&
+			 bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY)
 			bpf_map__set_max_entries(map, 1);
+	}
 	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
 		snprintf(prog_name, sizeof(prog_name), "%s%s", g->progs[i], suffixes[kind]);
 		choose_programs(skel, NULL, prog_name);

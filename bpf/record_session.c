@@ -135,6 +135,7 @@ static int configure(struct record_bpf *skel, void *arg)
 	memcpy((void *)skel->rodata->syscall_nrs, s->syscall_nrs, sizeof(s->syscall_nrs));
 	skel->rodata->count_buffered_in_fs = !rec_group_on(&s->probe, GROUP_SYSCALLS);
 	rec_filter_rodata(skel, &s->filter);
+	rec_holder_configure(skel, &s->probe);
 	return 0;
 }
 
