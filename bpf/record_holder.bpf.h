@@ -5,8 +5,9 @@
  * (a perf cpu-clock event, every holder_period_ns) looks at each such lock:
  * reads the owner task from the lock's owner field, its state (on CPU,
  * runnable, blocked) and its kernel stack, and adds waiters x the time since
- * the lock's last snapshot (at most a period) to that snapshot. So each snapshot weighs the wait it stands for, and the holder is
- * seen at times spread over the waits. (A snapshot taken when a wait begins
+ * the lock's last snapshot (at most a period) to that snapshot. So each
+ * snapshot weighs the wait it stands for, and the holder is seen at times
+ * spread over the waits. (A snapshot taken when a wait begins
  * is biased: in a convoy a thread queues again just after its own release,
  * when the next holder has only begun its critical section.)
  *
@@ -186,8 +187,8 @@ TP_TWIN(contention_end, holder_end,
 /* ---- the timer: snapshots of the owners ---- */
 
 /* The owner task of a writer-held rwsem or a mutex, 0 when there is none
- * to name; *state says why not. */
-static __always_inline __u64 lock_owner(__u64 lock, __u32 flags, __u32 *state)
+ * to name: then *state and *why (a counter) say why not. */
+static __always_inline __u64 lock_owner(__u64 lock, __u32 flags, __u32 *state, __u32 *why)
 {
 	struct rw_semaphore *sem = (void *)lock;
 	struct mutex *mtx = (void *)lock;
@@ -195,16 +196,16 @@ static __always_inline __u64 lock_owner(__u64 lock, __u32 flags, __u32 *state)
 
 	if (flags & bits.lcb_mutex) {
 		if (!bpf_core_field_exists(mtx->owner)) { /* PREEMPT_RT: an rt_mutex */
-			holder_count(HC_NO_LAYOUT);
+			*why = HC_NO_LAYOUT;
 			return 0;
 		}
 		owner = BPF_CORE_READ(mtx, owner.counter);
 		if (!(owner & ~MUTEX_OWNER_FLAGS))
-			holder_count(HC_NO_OWNER);
+			*why = HC_NO_OWNER;
 		return owner & ~MUTEX_OWNER_FLAGS;
 	}
 	if (!bpf_core_field_exists(sem->owner)) { /* PREEMPT_RT: rwbase_rt */
-		holder_count(HC_NO_LAYOUT);
+		*why = HC_NO_LAYOUT;
 		return 0;
 	}
 	count = BPF_CORE_READ(sem, count.counter);
@@ -212,15 +213,15 @@ static __always_inline __u64 lock_owner(__u64 lock, __u32 flags, __u32 *state)
 	if (!(count & RWSEM_WRITER_LOCKED)) {
 		if (count & RWSEM_READER_MASK) {
 			*state = HS_READER_OWNED;
-			holder_count(HC_READER_OWNED);
+			*why = HC_READER_OWNED;
 		} else {
-			holder_count(HC_NO_OWNER); /* being handed over */
+			*why = HC_NO_OWNER; /* being handed over */
 		}
 		return 0;
 	}
 	/* Writer-locked, but the owner not yet stored (or a stale reader hint). */
 	if ((owner & RWSEM_READER_OWNED_BIT) || !(owner & ~RWSEM_OWNER_FLAGS)) {
-		holder_count(HC_NO_OWNER);
+		*why = HC_NO_OWNER;
 		return 0;
 	}
 	return owner & ~RWSEM_OWNER_FLAGS;
@@ -348,13 +349,13 @@ static __always_inline void snapshot_lock(void *ctx, struct holder_lock *e, __u6
 	__s64 waiters = (__s64)e->waiters;
 	struct task_struct *task;
 	__u64 owner, span;
-	__u32 state = HS_UNKNOWN;
+	__u32 state = HS_UNKNOWN, why = HC_MAX;
 
 	if (waiters <= 0)
 		return;
 	if (e->flags & bits.lcb_mutex)
 		k.flags |= HF_MUTEX;
-	owner = lock_owner(k.lock, e->flags, &state);
+	owner = lock_owner(k.lock, e->flags, &state, &why);
 	task = (void *)owner;
 	/* Without on_cpu (no CONFIG_SMP) only the current task runs. */
 	if (owner && owner != current && bpf_core_field_exists(task->on_cpu) &&
@@ -363,6 +364,8 @@ static __always_inline void snapshot_lock(void *ctx, struct holder_lock *e, __u6
 	span = claim(e, now);
 	if (!span)
 		return;
+	if (why < HC_MAX)
+		holder_count(why);
 	k.state = state;
 	if (owner) {
 		k.owner_tid = BPF_CORE_READ(task, pid);
