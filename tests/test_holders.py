@@ -96,3 +96,37 @@ def test_a_remedy_already_given_moves_first_instead_of_repeating():
     annotate(verdict, split([sample("blocked", COMMIT, 10)]), "lock")
     assert verdict["remedies"] == [
         "batch durability (fdatasync every N writes) instead of O_DSYNC", "use a file per thread"]
+
+
+def test_holder_flame_stacks_are_the_top_locks_activity_holder_and_frames():
+    from lockscope.report.folded import records_folded
+
+    trace = {
+        "locks": [{"addr": "0x1", "kind": "i_rwsem", "path": "/f", "total_ns": 900},
+                  {"addr": "0x2", "kind": "i_rwsem", "path": "/g", "total_ns": 100}],
+        "holders": {"samples": [
+            dict(sample("blocked", COMMIT[:2], 700), owner_comm="w"),
+            dict(sample("reader_owned", [], 50), owner_comm=None),
+            {**sample("blocked", DIO_WAIT, 80), "addr": "0x2"},   # not the top lock
+        ]},
+    }
+    assert records_folded(trace, "holders") == {
+        "i_rwsem:/f;journal;w;ext4_sync_file_[k];jbd2_log_wait_commit_[k]": 700,
+        "i_rwsem:/f;reader_owned": 50,
+    }
+    assert records_folded({"locks": trace["locks"]}, "holders") == {}
+
+
+def test_report_shows_the_holder_in_the_verdict(tmp_path):
+    from lockscope.report import render_report
+    from synthetic_results import make_results
+
+    doc = make_results(stacks=10, repeats=1)
+    doc["analysis"]["ext4"]["verdict"]["holders"] = [
+        {"activity": "journal", "share": 0.81, "frames": ["jbd2_log_wait_commit",
+                                                          "ext4_sync_file"]},
+        {"activity": "block_io", "share": 0.15, "frames": []}]
+    render_report(doc, tmp_path, formats=("md",), source="results.json")
+    md = (tmp_path / "report.md").read_text()
+    assert ("**the holder:** journal 81% (jbd2_log_wait_commit ← ext4_sync_file), "
+            "block_io 15% of the sampled wait") in md
