@@ -46,10 +46,14 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 /* A global array, not a map: indexed in bounded loops without a helper call. */
 struct holder_lock holder_locks[REC_HOLDER_LOCKS];
 
-/* A waiter's slot, per thread: the wait in progress and its table entry. */
+/* A waiter's slot, per thread: the wait in progress, its table entry and
+ * who woke it (the releaser, group "releasers"). */
 struct holder_slot {
 	__u64 lock;
+	__u64 ts;
 	__u32 idx;
+	__u32 waker_kstack;
+	__u32 waker_pid;
 	__u32 pad;
 };
 
@@ -158,7 +162,40 @@ static __always_inline void on_holder_begin(__u64 lock, __u32 flags)
 		return;
 	}
 	s->lock = lock;
+	s->ts = bpf_ktime_get_ns();
+	s->waker_kstack = REC_NO_STACK;
 	holder_count(HC_WAITS);
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct holder_key);
+	__type(value, struct holder_val);
+} releaser_stats SEC(".maps");
+
+static struct holder_val zero_releaser;
+
+/* A wait that ended after a wake-up: who woke it, where (on an rwsem or
+ * mutex hand-off the waker is the releaser: kernel/locking/rwsem.c
+ * rwsem_wake() and kernel/locking/mutex.c __mutex_unlock_slowpath() wake the
+ * waiter from the unlock), and how long it had waited. */
+static __always_inline void releaser_add(struct holder_slot *s, __u64 lock)
+{
+	struct holder_key k = { .lock = lock, .kstack = s->waker_kstack,
+				.owner_pid = s->waker_pid };
+	struct holder_val *v = bpf_map_lookup_elem(&releaser_stats, &k);
+
+	if (!v) {
+		bpf_map_update_elem(&releaser_stats, &k, &zero_releaser, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&releaser_stats, &k);
+	}
+	if (!v) {
+		holder_count(HC_MAP_FULL);
+		return;
+	}
+	v->count++;  /* per-CPU value */
+	v->wait_ns += bpf_ktime_get_ns() - s->ts;
 }
 
 static __always_inline void on_holder_end(__u64 lock)
@@ -172,6 +209,8 @@ static __always_inline void on_holder_end(__u64 lock)
 		return;
 	idx = s->idx;
 	s->lock = 0;
+	if (s->waker_kstack != REC_NO_STACK && start_ns && s->ts >= start_ns)
+		releaser_add(s, lock);
 	if (idx >= REC_HOLDER_LOCKS)
 		return;
 	e = &holder_locks[idx];
@@ -183,6 +222,23 @@ TP_TWIN(contention_begin, holder_begin,
 	on_holder_begin((__u64)lock, flags), void *lock, unsigned int flags)
 TP_TWIN(contention_end, holder_end,
 	on_holder_end((__u64)lock), void *lock, int ret)
+
+/* The waker of a thread in a holder slot: its kernel stack. Only tp_btf,
+ * where the woken task is a trusted pointer for its task storage. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(releaser_wake_btf, struct task_struct *p)
+{
+	struct holder_slot *s;
+
+	if (!enabled)
+		return 0;
+	s = bpf_task_storage_get(&holder_slots, p, 0, 0);
+	if (!s || !s->lock)
+		return 0;
+	s->waker_kstack = kstack_id(ctx);
+	s->waker_pid = bpf_get_current_pid_tgid() >> 32;
+	return 0;
+}
 
 /* ---- the timer: snapshots of the owners ---- */
 

@@ -17,6 +17,8 @@ struct rec_holder { struct holder_key k; struct holder_val v; };
 struct rec_holders {
 	struct rec_holder *rows;
 	size_t nr;
+	struct rec_holder *releasers;   /* key: lock, waker's stack id, waker's pid */
+	size_t nr_releasers;
 	__u64 counts[HC_MAX];
 };
 

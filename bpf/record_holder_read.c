@@ -34,44 +34,56 @@ static const char *const lock_frames[] = {
 	"rt_mutex_slowlock", "rwbase_", NULL,
 };
 
+/* A per-CPU map of holder_key -> holder_val, summed over the CPUs. */
+static int read_rows(int fd, int ncpu, struct rec_holder **rows, size_t *nr)
+{
+	struct holder_key key, next, *prev = NULL;
+	struct holder_val *vals = calloc(ncpu, sizeof(*vals));
+	size_t cap = 0;
+	int c;
+
+	if (!vals)
+		return -ENOMEM;
+	while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;
+		if (*nr == cap) {
+			struct rec_holder *n = realloc(*rows, (cap = cap ? cap * 2 : 64) * sizeof(*n));
+
+			if (!n)
+				break;
+			*rows = n;
+		}
+		(*rows)[*nr].k = key;
+		memset(&(*rows)[*nr].v, 0, sizeof((*rows)[*nr].v));
+		for (c = 0; c < ncpu; c++) {
+			(*rows)[*nr].v.count += vals[c].count;
+			(*rows)[*nr].v.wait_ns += vals[c].wait_ns;
+		}
+		(*nr)++;
+	}
+	free(vals);
+	return 0;
+}
+
 int rec_read_holders(struct record_bpf *skel, struct rec_holders *h)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.holder_stats), c;
-	struct holder_key key, next, *prev = NULL;
-	struct holder_val *vals;
+	int ncpu = libbpf_num_possible_cpus(), fd, c, err;
 	__u64 *cvals;
-	size_t cap = 0;
 	__u32 i;
 
 	memset(h, 0, sizeof(*h));
 	if (ncpu <= 0)
 		return -EINVAL;
-	vals = calloc(ncpu, sizeof(*vals));
+	err = read_rows(bpf_map__fd(skel->maps.holder_stats), ncpu, &h->rows, &h->nr);
+	err = err ?: read_rows(bpf_map__fd(skel->maps.releaser_stats), ncpu, &h->releasers,
+			       &h->nr_releasers);
 	cvals = calloc(ncpu, sizeof(*cvals));
-	if (!vals || !cvals) {
-		free(vals);
+	if (err || !cvals) {
 		free(cvals);
-		return -ENOMEM;
-	}
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, vals))
-			continue;
-		if (h->nr == cap) {
-			struct rec_holder *n = realloc(h->rows, (cap = cap ? cap * 2 : 64) * sizeof(*n));
-
-			if (!n)
-				break;
-			h->rows = n;
-		}
-		h->rows[h->nr].k = key;
-		memset(&h->rows[h->nr].v, 0, sizeof(h->rows[h->nr].v));
-		for (c = 0; c < ncpu; c++) {
-			h->rows[h->nr].v.count += vals[c].count;
-			h->rows[h->nr].v.wait_ns += vals[c].wait_ns;
-		}
-		h->nr++;
+		return err ?: -ENOMEM;
 	}
 	fd = bpf_map__fd(skel->maps.holder_counts);
 	for (i = 0; i < HC_MAX; i++) {
@@ -80,7 +92,6 @@ int rec_read_holders(struct record_bpf *skel, struct rec_holders *h)
 		for (c = 0; c < ncpu; c++)
 			h->counts[i] += cvals[c];
 	}
-	free(vals);
 	free(cvals);
 	return 0;
 }
@@ -88,6 +99,7 @@ int rec_read_holders(struct record_bpf *skel, struct rec_holders *h)
 void rec_holders_free(struct rec_holders *h)
 {
 	free(h->rows);
+	free(h->releasers);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -168,6 +180,29 @@ static void write_row(struct rec_session *s, struct json_out *j, const struct re
 	json_end_object(j);
 }
 
+/* A wait ended by a wake-up: who woke it and from where. */
+static void write_releaser(struct rec_session *s, struct json_out *j, const struct rec_holder *r)
+{
+	const struct frames *kern = stacks_kernel(&s->stacks, r->k.kstack);
+	char buf[32], comm[32];
+	int i;
+
+	json_begin_object(j);
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)r->k.lock);
+	json_string(j, "addr", buf);
+	json_uint(j, "waker_pid", r->k.owner_pid);
+	json_string(j, "waker_comm", rec_tid_comm(s, r->k.owner_pid, r->k.owner_pid, comm,
+						  sizeof(comm)));
+	json_key(j, "kstack");
+	json_begin_array(j);
+	for (i = 0; kern && i < kern->n; i++)
+		json_value_string(j, kern->f[i]);
+	json_end_array(j);
+	json_uint(j, "count", r->v.count);
+	json_uint(j, "wait_ns", r->v.wait_ns);
+	json_end_object(j);
+}
+
 void rec_write_holders(struct rec_session *s, struct json_out *j)
 {
 	struct rec_holders *h = &s->data.holders;
@@ -197,6 +232,13 @@ void rec_write_holders(struct rec_session *s, struct json_out *j)
 	json_begin_array(j);
 	for (i = 0; i < h->nr; i++)
 		write_row(s, j, &h->rows[i]);
+	json_end_array(j);
+	json_bool(j, "releasers_enabled", rec_group_on(&s->probe, GROUP_RELEASERS));
+	qsort(h->releasers, h->nr_releasers, sizeof(*h->releasers), cmp_holder);
+	json_key(j, "releasers");
+	json_begin_array(j);
+	for (i = 0; i < h->nr_releasers; i++)
+		write_releaser(s, j, &h->releasers[i]);
 	json_end_array(j);
 	json_end_object(j);
 }

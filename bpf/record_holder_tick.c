@@ -41,6 +41,12 @@ void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p)
 	}
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		bpf_map__set_autocreate(maps[i], on);
+	g = &p->groups[GROUP_RELEASERS];
+	if (!on && g->attach >= 0) {
+		g->attach = -1;
+		snprintf(g->reason, sizeof(g->reason), "needs the holders group");
+	}
+	bpf_map__set_autocreate(skel->maps.releaser_stats, on); /* holder_end writes it */
 }
 
 static struct bpf_program *tick_program(struct record_bpf *skel)

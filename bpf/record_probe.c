@@ -79,6 +79,9 @@ const struct rec_group_def rec_groups[NR_GROUPS] = {
 	[GROUP_HOLDERS] = { "holders", { "lock:contention_begin", "lock:contention_end" },
 		{ "holder_begin", "holder_end", "holder_tick" }, BTF_KINDS, false,
 		"no lock-holder snapshots (what the holder did while others waited)" },
+	/* Needs the holders group's waiter slots (task storage of the woken task). */
+	[GROUP_RELEASERS] = { "releasers", { "sched:sched_waking" }, { "releaser_wake" },
+		K(TP_BTF), false, "no releaser stacks (where a waited-for lock was released)" },
 };
 
 /* ---- libbpf messages: kept to find which program a load failed on ---- */

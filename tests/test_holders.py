@@ -130,3 +130,21 @@ def test_report_shows_the_holder_in_the_verdict(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert ("**the holder:** journal 81% (jbd2_log_wait_commit ← ext4_sync_file), "
             "block_io 15% of the sampled wait") in md
+
+
+def test_releasers_start_at_the_unlock_and_weigh_waited_time():
+    from lockscope.analysis.holders import releasers
+
+    wake = ["try_to_wake_up+0x1", "wake_up_q+0x2", "rwsem_wake.isra.0+0x3"]
+    recs = [{"kstack": wake + ["up_write", "ext4_file_write_iter", "vfs_write", "x"],
+             "wait_ns": 90},
+            {"kstack": wake + ["up_read", "ext4_file_write_iter", "vfs_write"], "wait_ns": 10},
+            {"kstack": [], "wait_ns": 5}]
+    assert releasers(recs) == [
+        {"frames": ["up_write", "ext4_file_write_iter", "vfs_write"], "share": 0.9},
+        {"frames": ["up_read", "ext4_file_write_iter", "vfs_write"], "share": 0.1}]
+    verdict = {"summary": "s.", "evidence": [], "remedies": []}
+    annotate(verdict, split([sample("blocked", COMMIT, 10)]), "lock", releasers(recs))
+    assert verdict["releasers"][0]["frames"][0] == "up_write"
+    assert "released at up_write ← ext4_file_write_iter ← vfs_write in 90%" in \
+        verdict["evidence"][-1]

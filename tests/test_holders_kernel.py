@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, require_kernel
-from lockscope.analysis.holders import ACTIVITIES, FRAME_RULES, lock_samples, split
+from lockscope.analysis.holders import (ACTIVITIES, FRAME_RULES, lock_samples, releasers,
+                                        split)
 from lockscope.analysis.runs import lock_key
 from lockscope.loopfs import make_loopfs
 from test_record_common import file_locks, recorder
@@ -87,6 +88,11 @@ def test_dsync_writes_into_holes_wait_behind_a_journal_commit(ext4, tmp_path):
     assert top["activity"] == "journal", out
     assert frames_in(top["frames"], dict(FRAME_RULES)["journal"])
     assert all(h["activity"] in ACTIVITIES for h in out["holders"])
+    # The waiters were woken by the writer releasing i_rwsem (rwsem hand-off).
+    lock = file_locks(doc, path, "i_rwsem")[0]
+    released = releasers(lock_samples(doc, lock_key(lock), lock_key, "releasers"))
+    assert released and released[0]["frames"][0] == "up_write", released
+    assert frames_in(released[0]["frames"], ("ext4_",)), released
 
 
 def test_sparse_writes_hold_the_lock_to_allocate_and_submit(ext4, tmp_path):
@@ -170,6 +176,7 @@ def test_disabled_holders_take_no_snapshot(ext4, tmp_path):
                       ["--disable", "holders"], seconds=1.0)
     h = doc["holders"]
     assert not h["enabled"] and h["samples"] == [] and h["counts"]["sampled"] == 0
+    assert not h["releasers_enabled"] and h["releasers"] == []
     assert file_locks(doc, path, "i_rwsem")
     group = next(g for g in doc["features"] if g["name"] == "holders")
     assert group["enabled"] is False and group["reason"] == "disabled by --disable"

@@ -19,6 +19,10 @@ state and kernel frames (leaf first):
 
 Snapshots of a reader-owned rwsem (its owner field is only a hint) or of a
 lock without a nameable owner get no activity: they are counted apart.
+
+``holders.releasers`` join each wait to the thread that woke it: on an rwsem
+or mutex hand-off the waker is the releaser, and its stack says where the
+lock was let go.
 """
 
 from __future__ import annotations
@@ -119,11 +123,33 @@ def sample_activity(sample: dict) -> str | None:
                     bool(sample.get("iowait")))
 
 
-def lock_samples(trace: dict, key: str, lock_key) -> list[dict]:
-    """The holder snapshots of the lock(s) that `lock_key` names `key` in one trace."""
+def lock_samples(trace: dict, key: str, lock_key, what: str = "samples") -> list[dict]:
+    """The holder snapshots (or `what`="releasers") of the lock(s) that `lock_key`
+    names `key` in one trace."""
     addrs = {lk.get("addr") for lk in trace.get("locks") or [] if lock_key(lk) == key}
     holders = trace.get("holders") or {}
-    return [s for s in holders.get("samples") or [] if s.get("addr") in addrs]
+    return [s for s in holders.get(what) or [] if s.get("addr") in addrs]
+
+
+# The wake-up itself; the first frame past these is the unlock.
+WAKE_FRAMES = ("try_to_wake_up", "wake_up_q", "wake_q_", "rwsem_wake", "wake_up_process",
+               "__wake_up", "ttwu_", "bpf_", "__traceiter", "__bpf_trace")
+
+
+def releasers(records: list[dict], n: int = 3) -> list[dict]:
+    """Where the waits were released: [{frames, share}] by waited time, largest first."""
+    by: dict[tuple, float] = defaultdict(float)
+    total = 0.0
+    for r in records:
+        w = float(r.get("wait_ns") or 0)
+        names = [_name(f) for f in r.get("kstack") or []]
+        while names and names[0].startswith(WAKE_FRAMES):
+            names.pop(0)
+        if w > 0 and names:
+            by[tuple(names[:TOP_FRAMES])] += w
+            total += w
+    top = sorted(by.items(), key=lambda kv: -kv[1])[:n]
+    return [{"frames": list(f), "share": round(w / total, 4)} for f, w in top]
 
 
 def split(samples: list[dict]) -> dict:
@@ -166,10 +192,13 @@ def clause(holders: list[dict]) -> str | None:
             f"wait time{frames}")
 
 
-def annotate(verdict: dict, split_result: dict, lock_name: str) -> None:
-    """Adds holders to a lock verdict: the list, one clause in summary and evidence, remedies."""
+def annotate(verdict: dict, split_result: dict, lock_name: str,
+             released: list[dict] | None = None) -> None:
+    """Adds holders to a lock verdict: the list, one clause in summary and evidence,
+    remedies, and where the lock was released (`released`, from releasers())."""
     holders = split_result["holders"]
     verdict["holders"] = holders
+    verdict["releasers"] = released or []
     verdict["holders_sampled"] = {k: split_result[k] for k in
                                   ("sampled_ns", "snapshots", "reader_owned_share",
                                    "unattributed_share")}
@@ -182,6 +211,9 @@ def annotate(verdict: dict, split_result: dict, lock_name: str) -> None:
     parts = ", ".join(f"{h['activity']} {h['share']:.0%}" for h in holders)
     extra = (f"; reader-owned (no holder named) {split_result['reader_owned_share']:.0%}"
              if split_result["reader_owned_share"] else "")
+    if released:
+        extra += (f"; released at {' ← '.join(released[0]['frames'])} in "
+                  f"{released[0]['share']:.0%} of the waited time")
     verdict.setdefault("evidence", []).append(
         f"while threads waited on {lock_name}, {text}; the holder's activities over "
         f"{split_result['snapshots']} snapshots: {parts}{extra}")
