@@ -291,6 +291,7 @@ enum rec_holder_count {
 	HC_STACK_FAILED,     /* bpf_get_task_stack returned nothing */
 	HC_NO_STACK_SUPPORT, /* no trusted task pointer (raw_tp, or no bpf_task_from_pid) */
 	HC_MAP_FULL,         /* a holder map was full */
+	HC_WAKE_UNSAMPLED,   /* waiters' wake-ups whose waker stack was not walked (one per CPU per period) */
 	HC_MAX,
 };
 

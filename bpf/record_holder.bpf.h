@@ -223,18 +223,39 @@ TP_TWIN(contention_begin, holder_begin,
 TP_TWIN(contention_end, holder_end,
 	on_holder_end((__u64)lock), void *lock, int ret)
 
-/* The waker of a thread in a holder slot: its kernel stack. Only tp_btf,
- * where the woken task is a trusted pointer for its task storage. */
+/* When this CPU last walked a waker's stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} releaser_clock SEC(".maps");
+
+/* The waker of a thread in a holder slot: its kernel stack, at most one
+ * walk per CPU per holder period (the other wakes of waiters are counted,
+ * not kept). Only tp_btf, where the woken task is a trusted pointer for its
+ * task storage. */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(releaser_wake_btf, struct task_struct *p)
 {
 	struct holder_slot *s;
+	__u32 zero = 0;
+	__u64 *last, now;
 
-	if (!enabled)
+	/* Most wake-ups are of other processes: the pid list is cheaper than
+	 * the task storage. */
+	if (!enabled || (has_pid_filter && !pid_listed(p->tgid)))
 		return 0;
 	s = bpf_task_storage_get(&holder_slots, p, 0, 0);
 	if (!s || !s->lock)
 		return 0;
+	last = bpf_map_lookup_elem(&releaser_clock, &zero);
+	now = bpf_ktime_get_ns();
+	if (!last || now - *last < holder_period_ns) {
+		holder_count(HC_WAKE_UNSAMPLED);
+		return 0;
+	}
+	*last = now;
 	s->waker_kstack = kstack_id(ctx);
 	s->waker_pid = bpf_get_current_pid_tgid() >> 32;
 	return 0;

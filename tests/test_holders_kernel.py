@@ -156,7 +156,7 @@ def test_snapshots_stay_within_the_period_and_every_one_is_counted(ext4, tmp_pat
         counts = h["counts"]
         assert set(counts) >= {"waits", "table_full", "sampled", "reader_owned", "no_owner",
                                "no_owner_field", "owner_gone", "stack_failed",
-                               "no_stack_support", "map_full"}
+                               "no_stack_support", "map_full", "wake_unsampled"}
         # every snapshot taken is in exactly one sample row
         assert counts["sampled"] == sum(s["count"] for s in h["samples"]) > 0
         # one snapshot per contended lock per period (a timer per CPU may claim
