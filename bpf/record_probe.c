@@ -360,7 +360,8 @@ static int try_alone(const struct rec_group_def *g, int kind, const char **stage
 		if (bpf_map__type(map) == BPF_MAP_TYPE_TASK_STORAGE) /* no extra uses one */
 			bpf_map__set_autocreate(map, false);
 		else if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY &&
-			 bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY)
+			 bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
+			 bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) /* a ring is pages */
 			bpf_map__set_max_entries(map, 1);
 	}
 	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
