@@ -237,8 +237,9 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
             "holders": ", ".join(
                 f"{h.get('activity')} {fmt.share(h.get('share'))}"
                 + (f" ({' ← '.join(map(str, h['frames']))})" if i == 0 and h.get("frames") else "")
-                for i, h in enumerate(x for x in _list(verdict.get("holders"))[:4]
-                                      if isinstance(x, dict))),
+                for i, h in enumerate([x for x in _list(verdict.get("holders"))
+                                       if isinstance(x, dict)
+                                       and (fmt.as_float(x.get("share")) or 0) >= 0.01][:4])),
         }
         v.verdict_label, v.verdict_class = VERDICTS.get(
             v.verdict["kind"], (str(v.verdict["kind"]).replace("_", " "), "unknown"))
