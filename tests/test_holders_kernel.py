@@ -11,8 +11,8 @@ cache. Shares, never absolute times.
 
 from __future__ import annotations
 
-import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -195,3 +195,48 @@ def test_without_tp_btf_holders_keep_state_and_count_missing_stacks(ext4, tmp_pa
     assert h["counts"]["no_stack_support"] > 0
     blocked = [s for s in h["samples"] if s["state"] in ("blocked", "runqueue")]
     assert blocked and all(s["kstack"] == [] for s in blocked)
+
+
+PIPE_LOAD = """
+import os, sys, threading, time
+r, w = os.pipe()
+buf = b"x" * (256 << 10)
+stop = time.time() + float(sys.argv[1])
+def writer():
+    while time.time() < stop:
+        os.write(w, buf)
+def reader():
+    while os.read(r, 1 << 20):
+        pass
+threading.Thread(target=reader, daemon=True).start()
+print("ready", flush=True)
+writers = [threading.Thread(target=writer) for _ in range(4)]
+for t in writers: t.start()
+for t in writers: t.join()
+"""
+
+
+def test_a_pipe_mutex_names_the_thread_copying_into_the_pipe(tmp_path):
+    # Writers to one pipe serialize on pipe->mutex (fs/pipe.c: anon_pipe_write
+    # holds it while it copies); its owner is read from mutex::owner.
+    require_kernel()
+    load = subprocess.Popen([sys.executable, "-c", PIPE_LOAD, "4"], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert load.stdout.readline() == "ready\n"
+        with recorder(["--pid", str(load.pid)], tmp_path / "r.json") as (_, start, finish):
+            time.sleep(0.3)
+            start()
+            time.sleep(1.5)
+            doc = finish()
+    finally:
+        load.kill()
+        load.wait()
+    mine = {t["tid"] for t in doc["threads"]}
+    named = [s for s in doc["holders"]["samples"] if s["lock_type"] == "mutex" and s["owner_tid"]]
+    assert named, doc["holders"]
+    total = sum(s["wait_ns"] for s in named)
+    in_pipe = sum(s["wait_ns"] for s in named if s["owner_tid"] in mine
+                  and frames_in(s["kstack"], ("pipe_write", "anon_pipe_write", "pipe_read",
+                                              "anon_pipe_read", "copy_page_")))
+    assert in_pipe > 0.5 * total, named[:3]
