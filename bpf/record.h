@@ -26,6 +26,9 @@
 #define REC_USTACK_REGS 33        /* DWARF registers: x86_64 uses 17, arm64 33 */
 #define REC_MAX_PIDS 64       /* --pid list */
 #define REC_NR_SYSCALLS 6
+/* shed_stacks (bss): stack walks turned off while recording */
+#define REC_SHED_USTACKS 1u
+#define REC_SHED_STACKS 2u
 
 /* What each drop counter counts (per-CPU array "drops"). */
 enum rec_drop {
@@ -311,6 +314,7 @@ enum rec_holder_count {
 	HC_STACK_FAILED,     /* bpf_get_task_stack returned nothing */
 	HC_NO_STACK_SUPPORT, /* no trusted task pointer (raw_tp, or no bpf_task_from_pid) */
 	HC_MAP_FULL,         /* a holder map was full */
+	HC_STACKS_SHED,      /* owner stacks not taken: stacks shed by --max-overhead */
 	HC_WAKE_UNSAMPLED,   /* waiters' wake-ups whose waker stack was not walked (one per CPU per period) */
 	HC_MAX,
 };

@@ -313,6 +313,16 @@ static __always_inline __u32 owner_task_state(struct task_struct *task)
 	return BPF_CORE_READ(old, state);
 }
 
+/* Owner stacks are shed with the others under --max-overhead (stacks go
+ * before whole groups): the snapshots then keep states only. */
+static __always_inline bool holder_stacks_shed(void)
+{
+	if (shed_stacks < REC_SHED_STACKS)
+		return false;
+	holder_count(HC_STACKS_SHED);
+	return true;
+}
+
 /* Keeps the frames in buf (n bytes) by content hash; the hash is the id. */
 static __always_inline __u32 keep_frames(struct holder_frames *buf, long n)
 {
@@ -351,6 +361,8 @@ static __always_inline __u32 owner_stack(__u32 tid, __u64 owner, const bool btf)
 		holder_count(HC_NO_STACK_SUPPORT);
 		return REC_NO_STACK;
 	}
+	if (holder_stacks_shed())
+		return REC_NO_STACK;
 	buf = bpf_map_lookup_elem(&holder_scratch, &zero);
 	if (!buf)
 		return REC_NO_STACK;
@@ -376,6 +388,8 @@ static __always_inline __u32 running_stack(void *ctx)
 	struct holder_frames *buf;
 	__u32 zero = 0;
 
+	if (holder_stacks_shed())
+		return REC_NO_STACK;
 	buf = bpf_map_lookup_elem(&holder_scratch, &zero);
 	if (!buf)
 		return REC_NO_STACK;

@@ -33,7 +33,8 @@ void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p);
 /* The snapshot timer on every CPU (after the probes are attached); 0 or a
  * negative errno, its reason kept for the JSON. */
 int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms);
-void rec_holder_ticks_detach(void);
+/* Detaches the timers; how many there were. */
+int rec_holder_ticks_detach(void);
 /* CPUs with a timer; *why: why not, or NULL. */
 int rec_holder_ticks_cpus(const char **why);
 

@@ -110,15 +110,16 @@ int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
 	return err;
 }
 
-void rec_holder_ticks_detach(void)
+int rec_holder_ticks_detach(void)
 {
-	int i;
+	int i, n = ticks.nr;
 
 	for (i = 0; i < ticks.nr; i++)
 		bpf_link__destroy(ticks.links[i]);
 	free(ticks.links);
 	ticks.links = NULL;
 	ticks.nr = 0;
+	return n;
 }
 
 int rec_holder_ticks_cpus(const char **why)

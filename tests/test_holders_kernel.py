@@ -11,6 +11,7 @@ cache. Shares, never absolute times.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from lockscope.analysis.holders import (ACTIVITIES, FRAME_RULES, lock_samples, r
                                         split)
 from lockscope.analysis.runs import lock_key
 from lockscope.loopfs import make_loopfs
-from test_record_common import file_locks, recorder
+from test_record_common import file_locks, record_binary, recorder
 
 pytestmark = pytest.mark.kernel
 
@@ -156,7 +157,8 @@ def test_snapshots_stay_within_the_period_and_every_one_is_counted(ext4, tmp_pat
         counts = h["counts"]
         assert set(counts) >= {"waits", "table_full", "sampled", "reader_owned", "no_owner",
                                "no_owner_field", "owner_gone", "stack_failed",
-                               "no_stack_support", "map_full", "wake_unsampled"}
+                               "no_stack_support", "map_full", "stacks_shed",
+                               "wake_unsampled"}
         # every snapshot taken is in exactly one sample row
         assert counts["sampled"] == sum(s["count"] for s in h["samples"]) > 0
         # one snapshot per contended lock per period (a timer per CPU may claim
@@ -167,6 +169,31 @@ def test_snapshots_stay_within_the_period_and_every_one_is_counted(ext4, tmp_pat
         runs[period] = counts["sampled"] / seconds
     # a longer period takes fewer snapshots
     assert runs[8] < runs[2] * 0.6, runs
+
+
+def test_a_budget_sheds_owner_stacks_then_the_holders_group(ext4, tmp_path):
+    # Only the core groups and holders on, and a budget everything exceeds:
+    # stacks go first (owner snapshots go on without stacks, counted), then
+    # the holders group with its timers, before everything is detached (the
+    # budget is checked every second: 5 s leave room for those steps).
+    groups = json.loads(subprocess.run([record_binary(), "--list-features"], capture_output=True,
+                                       text=True, check=True).stdout)["groups"]
+    off = ",".join(g["name"] for g in groups
+                   if g["name"] not in ("lock", "dio", "sched", "holders"))
+    path = ext4.path / "budget-shed"
+    doc = record_load(path, tmp_path / "r.json", ["--rw=randwrite", "--bs=4k", "--direct=1",
+                                                  "--layout=sparse", "--sync=dsync"],
+                      ["--max-overhead", "0.0001", "--disable", off], seconds=5.0)
+    shed = [(s["kind"], s["what"]) for s in doc["overhead"]["shed"]]
+    assert ("group", "holders") in shed, shed
+    assert shed.index(("stacks", "stacks")) < shed.index(("group", "holders")), shed
+    h = doc["holders"]
+    assert h["counts"]["stacks_shed"] > 0, h["counts"]
+    assert h["timer_cpus"] == 0  # the timers went with the group
+    # no snapshot after the group was shed: at most ~one per period until then
+    at = next(s["after_ns"] for s in doc["overhead"]["shed"] if s["what"] == "holders")
+    nlocks = max(len({s["addr"] for s in h["samples"]}), 1)
+    assert h["counts"]["sampled"] <= 2 * at / (h["period_ms"] * 1e6) * nlocks + 4
 
 
 def test_disabled_holders_take_no_snapshot(ext4, tmp_path):
