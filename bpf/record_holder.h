@@ -25,6 +25,8 @@ struct rec_holders {
 /* The holder maps into h. 0 or a negative errno. */
 int rec_read_holders(struct record_bpf *skel, struct rec_holders *h);
 void rec_holders_free(struct rec_holders *h);
+/* A deep copy of src into dst (whose old contents are not freed). */
+int rec_holders_copy(const struct rec_holders *src, struct rec_holders *dst);
 
 struct rec_probe;
 /* Before load: the group's maps only when it is on (and it is turned off

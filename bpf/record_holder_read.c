@@ -104,6 +104,26 @@ void rec_holders_free(struct rec_holders *h)
 	memset(h, 0, sizeof(*h));
 }
 
+static struct rec_holder *copy_rows(const struct rec_holder *rows, size_t nr)
+{
+	struct rec_holder *out = malloc((nr ? nr : 1) * sizeof(*out));
+
+	if (out)
+		memcpy(out, rows, nr * sizeof(*out));
+	return out;
+}
+
+int rec_holders_copy(const struct rec_holders *src, struct rec_holders *dst)
+{
+	*dst = *src;
+	dst->rows = copy_rows(src->rows, src->nr);
+	dst->releasers = copy_rows(src->releasers, src->nr_releasers);
+	if (dst->rows && dst->releasers)
+		return 0;
+	rec_holders_free(dst);
+	return -ENOMEM;
+}
+
 static int cmp_holder(const void *a, const void *b)
 {
 	const struct rec_holder *x = a, *y = b;

@@ -328,7 +328,7 @@ int rec_data_copy(const struct rec_data *src, struct rec_data *dst)
 	COPY(locks); COPY(inodes); COPY(tasks); COPY(offcpu); COPY(dio); COPY(block);
 	COPY(handles); COPY(commits);
 #undef COPY
-	return err;
+	return rec_holders_copy(&src->holders, &dst->holders) ?: err;
 }
 
 int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
