@@ -87,6 +87,21 @@ def any_fs(request) -> LoopFilesystem:
     yield from _loopfs(request.param)
 
 
+@pytest.fixture(scope="module")
+def filesystems():
+    """One ext4 and one XFS shared by a whole test module (making them is the slow part):
+    ``filesystems["ext4"].path``."""
+    require_kernel()
+    made: dict[str, LoopFilesystem] = {}
+    try:
+        for fstype in ("ext4", "xfs"):
+            made[fstype] = make_loopfs(fstype, size_bytes=1 << 30)
+        yield made
+    finally:
+        for fs in made.values():
+            fs.destroy()
+
+
 @pytest.fixture
 def loopfs_factory():
     """Make several loop filesystems in one test: ``loopfs_factory('xfs', size)``."""

@@ -19,11 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_kernel
 from fiemap import block_states
 from lockscope.analysis.dio import file_classes
 from lockscope.analysis.rules import match_causes
-from lockscope.loopfs import make_loopfs
 from test_record_common import ROOT, dio_entry, recorder
 
 pytestmark = pytest.mark.kernel
@@ -31,18 +29,6 @@ pytestmark = pytest.mark.kernel
 LOAD = ROOT / "build" / "bin" / "lockscope-load"
 REGION = 2 << 20     # small: one pass of 512..1024 writes per case
 
-
-@pytest.fixture(scope="module")
-def filesystems():
-    require_kernel()
-    made = {}
-    try:
-        for fstype in ("ext4", "xfs"):
-            made[fstype] = make_loopfs(fstype, size_bytes=512 << 20)
-        yield made
-    finally:
-        for fs in made.values():
-            fs.destroy()
 
 
 def _read_line(proc: subprocess.Popen) -> str:

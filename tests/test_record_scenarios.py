@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_kernel, require_tool
-from lockscope.loopfs import make_loopfs
+from conftest import require_tool
 from test_record_common import (INODE_KINDS, dio_entry, file_locks, prepare_file, record_writers,
                                 recorder, start_fio, stop, thread_ns, wait_share, wait_threads)
 
@@ -26,19 +25,6 @@ pytestmark = pytest.mark.kernel
 NEAR_ZERO = 0.02   # of thread time
 LARGE = 0.15       # measured here: 0.45-0.5 of all traced thread time
 
-
-@pytest.fixture(scope="module")
-def filesystems():
-    """One ext4 and one XFS for the whole module (making them is the slow part)."""
-    require_kernel()
-    made = {}
-    try:
-        for fstype in ("ext4", "xfs"):
-            made[fstype] = make_loopfs(fstype, size_bytes=1 << 30)
-        yield made
-    finally:
-        for fs in made.values():
-            fs.destroy()
 
 
 @pytest.fixture(scope="module")
