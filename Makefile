@@ -12,7 +12,7 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 	xfsprogs e2fsprogs util-linux fio linux-perf liburing-dev libaio-dev \
-	python3-venv chromium
+	python3-venv chromium mariadb-server mariadb-client postgresql-15 sysbench
 INFERNO_VERSION := 0.12.8
 
 .PHONY: all bins deps demo test unit-test clean distclean

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from lockscope.loopfs import make_loopfs
+from lockscope.target import cgroup2_root
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
@@ -151,16 +152,48 @@ def sysbench_tps(output: str) -> dict:
 
 # ---------------------------------------------------------------- PostgreSQL
 
-def _as_postgres(argv: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", "postgres", "--"] + argv, **kw)
+def _as_postgres(argv: list[str], cgroup: Path | None = None,
+                 **kw) -> subprocess.CompletedProcess:
+    """Run as user postgres; inside ``cgroup`` (so that all its children are) if given."""
+    pre = ["sh", "-c", f'echo $$ > "{cgroup}/cgroup.procs" && exec "$@"', "sh"] \
+        if cgroup else []
+    return subprocess.run(pre + ["runuser", "-u", "postgres", "--"] + argv, **kw)
+
+
+@contextmanager
+def private_cgroup(prefix: str) -> Iterator[Path]:
+    """A new empty cgroup v2 directory, removed at the end (after its tasks are gone)."""
+    root = cgroup2_root()
+    if root is None:
+        raise RuntimeError("no cgroup v2 hierarchy mounted")
+    path = root / f"{prefix}{os.getpid()}-{time.monotonic_ns()}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        for _ in range(100):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 @contextmanager
 def postgres(fstype: str = "ext4", size: int = 2 << 30,
              options: list[str] | None = None) -> Iterator[Server]:
-    """PostgreSQL 15 on a fresh loop image, socket only, trust login as postgres."""
+    """PostgreSQL 15 on a fresh loop image, socket only, trust login as postgres, all
+    its processes in a private cgroup (``extra["cgroup"]``): its backends are children
+    of the postmaster, which ``--pid`` alone would not cover."""
     if not (PG_BIN / "postgres").exists():
         raise RuntimeError("postgresql-15 not installed")
+    with private_cgroup("lockscope-pg-") as cgroup:
+        with _postgres(fstype, size, options, cgroup) as server:
+            yield server
+
+
+@contextmanager
+def _postgres(fstype, size, options, cgroup: Path) -> Iterator[Server]:
     fs = make_loopfs(fstype, size_bytes=size)
     started = False
     rundir = Path(tempfile.mkdtemp(prefix="lockscope-pg-"))
@@ -178,12 +211,12 @@ def postgres(fstype: str = "ext4", size: int = 2 << 30,
         opts += [f"-c {o}" for o in options or []]
         log = rundir / "server.log"
         _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(datadir), "-l", str(log), "-w",
-                      "-t", "60", "-o", " ".join(opts), "start"], check=True,
+                      "-t", "60", "-o", " ".join(opts), "start"], cgroup=cgroup, check=True,
                      capture_output=True)
         started = True
         pid = int((datadir / "postmaster.pid").read_text().split()[0])
         yield Server("postgres", pid, datadir, str(rundir), port=port, comm="postgres",
-                     extra={"log": str(log)})
+                     extra={"log": str(log), "cgroup": str(cgroup)})
     finally:
         if started:
             _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(datadir), "-m", "immediate",

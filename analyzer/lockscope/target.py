@@ -96,6 +96,18 @@ def cgroup_pids(path: Path) -> list[int]:
     return sorted(set(out))
 
 
+def cgroup2_root() -> Path | None:
+    """The cgroup v2 mount (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid hosts)."""
+    try:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            parts = line.split()
+            if len(parts) > 2 and parts[2] == "cgroup2":
+                return Path(parts[1])
+    except OSError:
+        pass
+    return None
+
+
 def resolve(pid: str | None = None, comm: str | None = None, cgroup: str | None = None,
             unit: str | None = None) -> Target:
     """Check the target; a bad one is one line and exit status 2 (UsageError)."""
@@ -118,7 +130,8 @@ def resolve(pid: str | None = None, comm: str | None = None, cgroup: str | None 
         return Target("comm", comm, pids=pids, comm=comm)
     if unit is not None:
         name = unit if "." in unit else f"{unit}.service"
-        path = CGROUP_ROOT / "system.slice" / name
+        root = cgroup2_root() or CGROUP_ROOT
+        path = root / "system.slice" / name
         if not (path / "cgroup.controllers").exists():
             raise UsageError(f"--unit: no cgroup for {name} (looked for {path}); "
                              "give its cgroup with --cgroup PATH")

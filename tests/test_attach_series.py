@@ -1,0 +1,86 @@
+"""Per-second series: database counters lined up with the recorder's intervals, and the
+wait class that rose when throughput fell."""
+
+from __future__ import annotations
+
+import pytest
+
+from lockscope.analysis.series import build_series, db_rates, falls, throughput_signal
+
+S = 1_000_000_000
+FSYNC = ["__schedule+0x618", "schedule+0x23", "jbd2_log_wait_commit+0xc2",
+         "ext4_sync_file+0x1f2", "do_fsync+0x3b", "__x64_sys_fdatasync+0x12"]
+POLL = ["__schedule+0x618", "do_sys_poll+0x400", "__x64_sys_poll+0xd1"]
+
+
+def interval(i: int, fsync_threads: float, idle_threads: float = 4.0) -> dict:
+    """One recorder interval of 1 s with the given average threads in fsync and poll."""
+    return {"interval": {"start_mono_ns": 100 * S + i * S, "end_mono_ns": 101 * S + i * S,
+                         "duration_ns": S},
+            "threads": [{"tid": 1, "oncpu_ns": 2e8, "offcpu_ns": fsync_threads * S,
+                         "runqueue_ns": 0},
+                        {"tid": 2, "oncpu_ns": 0, "offcpu_ns": idle_threads * S,
+                         "runqueue_ns": 0}],
+            "offcpu": [{"tid": 1, "reason": "journal", "kstack": FSYNC,
+                        "total_ns": fsync_threads * S},
+                       {"tid": 2, "reason": "other", "kstack": POLL,
+                        "total_ns": idle_threads * S}],
+            "syscalls": [{"name": "pwrite64", "count": 100 + i}]}
+
+
+def test_db_counters_interpolate_onto_intervals():
+    # A counter growing 500/s, sampled at uneven times around the intervals.
+    times = [99.7, 100.9, 101.6, 103.1, 104.2]
+    db = {"engine": "mariadb", "counters": ["Com_commit"],
+          "samples": [{"mono_ns": int(t * S), "Com_commit": int(500 * t)} for t in times]}
+    for a, b in ((100, 101), (101, 102), (102, 104)):
+        assert db_rates(db, a * S, b * S)["Com_commit"] == pytest.approx(500, rel=0.01)
+    assert db_rates(db, 200 * S, 201 * S) == {}  # outside the samples: no guess
+    assert db_rates({"samples": []}, 0, S) == {}
+
+
+def test_postgres_rate_excludes_the_samplers_own_transactions():
+    db = {"engine": "postgres", "counters": ["xact_commit"], "own_xacts_per_sample": 1,
+          "samples": [{"mono_ns": t * S, "xact_commit": 301 * t} for t in range(100, 106)]}
+    assert db_rates(db, 101 * S, 104 * S)["xact_commit"] == pytest.approx(300)
+
+
+def test_series_cover_every_interval_and_line_up():
+    trace = {"series": [interval(i, 1.0) for i in range(6)]}
+    db = {"engine": "mariadb", "counters": ["Com_commit"],
+          "samples": [{"mono_ns": 99 * S + i * S, "Com_commit": 1000 * i} for i in range(9)]}
+    rows = build_series(trace, db)
+    assert [r["t_s"] for r in rows] == [0, 1, 2, 3, 4, 5]
+    assert all(r["db"]["Com_commit"] == pytest.approx(1000) for r in rows)
+    assert rows[2]["trace"]["write_calls_s"] == pytest.approx(102)
+    c = rows[0]["classes_ns"]
+    assert c["durability"] == pytest.approx(S) and c["idle"] == pytest.approx(4 * S)
+    signal, values = throughput_signal(rows, "mariadb")
+    assert signal.startswith("commits/s") and len(values) == 6
+
+
+def test_no_series_is_one_interval():
+    whole = interval(0, 1.0)
+    rows = build_series(whole, None)
+    assert len(rows) == 1 and rows[0]["duration_s"] == pytest.approx(1.0)
+    assert throughput_signal(rows, None)[0] == "write calls/s (trace)"
+
+
+def test_the_class_that_rose_when_throughput_fell_is_named():
+    fsync = [0.2, 0.3, 0.2, 2.5, 2.8, 0.3, 0.2, 0.25, 2.6, 0.3, 0.2, 0.3]
+    rows = build_series({"series": [interval(i, f) for i, f in enumerate(fsync)]}, None)
+    tput = [1000 - 300 * f for f in fsync]  # throughput falls when fsync waits rise
+    out = falls(rows, tput)
+    assert out["intervals"] == 12
+    assert out["fallen"] == [3.0, 4.0, 8.0]
+    top = out["top"]
+    assert top["class"] == "durability" and top["lag_s"] == 0 and top["r"] < -0.99
+    assert top["slope_per_thread"] == pytest.approx(-300, rel=0.01)
+    assert top["threads_in_falls"] > top["threads_otherwise"]
+
+
+def test_no_class_is_named_without_a_relation():
+    rows = build_series({"series": [interval(i, 1.0) for i in range(8)]}, None)
+    out = falls(rows, [1000, 400, 1000, 1000, 400, 1000, 1000, 1000])
+    assert out["top"] is None and len(out["fallen"]) == 2
+    assert falls(rows[:2], [1, 2])["note"].startswith("2 interval")
