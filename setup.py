@@ -36,7 +36,7 @@ setup(
     description="Why a filesystem stops scaling: lock waits per file vs. throughput across thread counts",
     package_dir={"": "analyzer"},
     packages=find_packages("analyzer"),
-    package_data={"lockscope": ["templates/*", "scenarios/*", "report/templates/*"]},
+    package_data={"lockscope": ["report/templates/*"]},
     python_requires=">=3.9",
     install_requires=[
         "numpy>=1.24",

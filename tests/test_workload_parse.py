@@ -7,6 +7,7 @@ parsed, or inputs that are refused before anything touches a disk.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -276,3 +277,29 @@ def test_help_documents_options_and_layouts(load):
         assert word in res.stdout, word
     ver = run(load, "--version")
     assert ver.returncode == 0 and ver.stdout.startswith("lockscope-load")
+
+
+def test_defaults_shown_by_help_are_the_defaults_applied(load):
+    """Each '(default X)' in --help is what a job gets when the option is absent.
+
+    The option table holds each default once; this checks that both the help
+    text and the parser take it from there.
+    """
+
+    help_text = run(load, "--help").stdout
+    defaults = re.findall(r"^\s+--([\w-]+)=?\S*\s.*\(default ([^)\s]+)\)", help_text, re.M)
+    assert len(defaults) >= 10, help_text
+    base = parsed(load, "--name=x", "--filename=/nonexistent/x")
+    for name, value in defaults:
+        explicit = parsed(load, "--name=x", "--filename=/nonexistent/x", f"--{name}={value}")
+        assert explicit == base, (name, value)
+
+
+def test_every_engine_listed_in_help_is_accepted(load):
+    """The engine names users see come from the registry that runs them."""
+    help_text = run(load, "--help").stdout
+    listed = re.search(r"--ioengine=MODE.*\[([^\]]+)\]", help_text).group(1).split(", ")
+    assert listed
+    for name in listed:
+        assert one_job(load, "--name=x", "--filename=/nonexistent/x",
+                       f"--ioengine={name}")["ioengine"] == name

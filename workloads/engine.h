@@ -31,7 +31,6 @@ struct engine {
 };
 
 struct engine_ops {
-	const char *name;
 	const char *help;
 	bool async;		/* honours iodepth; sync engines run at depth 1 */
 	int (*init)(struct engine *e, unsigned depth);		/* 0 or -errno */
@@ -42,7 +41,18 @@ struct engine_ops {
 	void (*cleanup)(struct engine *e);
 };
 
-extern const struct engine_ops engine_psync, engine_sync, engine_io_uring, engine_libaio;
+/* Every engine, in registry order: (ops suffix, the name users give). */
+#define ENGINE_LIST(X)			\
+	X(psync, "psync")		\
+	X(sync, "sync")			\
+	X(io_uring, "io_uring")		\
+	X(libaio, "libaio")
+
+#define ENGINE_DECLARE(id, name) extern const struct engine_ops engine_##id;
+ENGINE_LIST(ENGINE_DECLARE)
+
+#define ENGINE_INDEX(id, name) ENGINE_##id,
+enum engine_index { ENGINE_LIST(ENGINE_INDEX) NR_ENGINES };
 
 /* Indexed by job_opts.ioengine; engine_values names them for the option table. */
 extern const struct engine_ops *const engine_registry[];

@@ -111,7 +111,6 @@ static void uring_cleanup(struct engine *e)
 }
 
 const struct engine_ops engine_io_uring = {
-	.name = "io_uring",
 	.help = "io_uring (liburing), up to iodepth I/Os in flight per thread",
 	.async = true,
 	.init = uring_init,

@@ -121,7 +121,6 @@ static void aio_cleanup(struct engine *e)
 }
 
 const struct engine_ops engine_libaio = {
-	.name = "libaio",
 	.help = "Linux native AIO (libaio), up to iodepth I/Os in flight per thread",
 	.async = true,
 	.init = aio_init,

@@ -78,7 +78,6 @@ static void sync_cleanup(struct engine *e)
 }
 
 const struct engine_ops engine_psync = {
-	.name = "psync",
 	.help = "pread/pwrite, one I/O at a time per thread",
 	.init = sync_init,
 	.queue = psync_queue,
@@ -89,7 +88,6 @@ const struct engine_ops engine_psync = {
 };
 
 const struct engine_ops engine_sync = {
-	.name = "sync",
 	.help = "lseek + read/write, one I/O at a time per thread",
 	.init = sync_init,
 	.queue = sync_queue,

@@ -445,10 +445,3 @@ void files_unlink(struct fileset *fs)
 	}
 }
 
-void fileset_free(struct fileset *fs)
-{
-	for (unsigned i = 0; i < fs->n; i++)
-		free(fs->files[i].path);
-	free(fs->files);
-	memset(fs, 0, sizeof(*fs));
-}

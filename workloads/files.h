@@ -73,6 +73,5 @@ int files_layout(struct fileset *fs, const struct jobset *js, volatile int *stop
 /* Deletes the files that unlink=1 asked for and that lockscope-load made. */
 void files_unlink(struct fileset *fs);
 
-void fileset_free(struct fileset *fs);
 
 #endif

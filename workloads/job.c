@@ -1,32 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Job option defaults (fio's), copying a [global] into a job, names of modes. */
+/* Job option defaults (from the option table), copying a [global] into a job, names of modes. */
 #include <stdlib.h>
 #include <string.h>
 #include "job.h"
-
-/* fio's default completion-latency percentiles. */
-static const double default_percentiles[] = {
-	1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99,
-};
+#include "options.h"
 
 void job_opts_defaults(struct job_opts *o)
 {
-	memset(o, 0, sizeof(*o));
-	o->nrfiles = 1;
-	o->rw = RW_READ;
-	o->rwmixread = 50;
-	o->bs = 4096;
-	o->numjobs = 1;
-	o->iodepth = 1;
-	o->loops = 1;
-	o->fallocate = FALLOC_NATIVE;
-	o->randrepeat = true;
-	o->randseed = 0x89;
-	o->invalidate = true;
-	o->do_verify = true;
-	o->layout = LAYOUT_AUTO;
-	o->npercentiles = sizeof(default_percentiles) / sizeof(default_percentiles[0]);
-	memcpy(o->percentiles, default_percentiles, sizeof(default_percentiles));
+	opts_defaults(o, NULL);
 }
 
 static char *dup_or_null(const char *s)
@@ -74,25 +55,3 @@ void job_opts_remember(struct job_opts *o, const char *key, const char *val)
 	}
 }
 
-const char *rw_name(int rw)
-{
-	static const char *names[] = { "read", "write", "randread", "randwrite", "randrw",
-				       "readwrite" };
-
-	return rw >= 0 && rw <= RW_READWRITE ? names[rw] : "?";
-}
-
-const char *layout_name(int layout)
-{
-	static const char *names[] = { "auto", "written", "fallocated", "sparse", "append",
-				       "empty", "existing" };
-
-	return layout >= 0 && layout <= LAYOUT_EXISTING ? names[layout] : "?";
-}
-
-const char *falloc_name(int mode)
-{
-	static const char *names[] = { "none", "native", "posix", "keep", "truncate" };
-
-	return mode >= 0 && mode <= FALLOC_TRUNCATE ? names[mode] : "?";
-}

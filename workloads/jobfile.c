@@ -21,13 +21,6 @@ struct job_opts *jobset_add(struct jobset *js, const struct job_opts *base)
 	return j;
 }
 
-void jobset_free(struct jobset *js)
-{
-	for (unsigned i = 0; i < js->njobs; i++)
-		job_opts_free(&js->jobs[i]);
-	job_opts_free(&js->globals);
-	js->njobs = 0;
-}
 
 static char *trim(char *s)
 {

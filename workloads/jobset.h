@@ -27,6 +27,5 @@ int jobfile_parse(const char *path, const struct job_opts *base, struct jobset *
 int cmdline_parse(int argc, char **argv, struct prog_opts *prog, struct jobset *js,
 		  char *err, size_t errlen);
 
-void jobset_free(struct jobset *js);
 
 #endif

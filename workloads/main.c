@@ -152,7 +152,7 @@ static bool any_verify_only(const struct jobset *js)
 int main(int argc, char **argv)
 {
 	static struct jobset js;
-	struct prog_opts prog = { .output_format = OUTFMT_NORMAL };
+	struct prog_opts prog;
 	struct fileset fs = { 0 };
 	struct run run = { .js = &js, .fs = &fs, .prog = &prog };
 	struct thread_stats tot;
@@ -160,6 +160,7 @@ int main(int argc, char **argv)
 	char err[600];
 	int status = 0, ret;
 
+	opts_defaults(NULL, &prog);
 	if (cmdline_parse(argc, argv, &prog, &js, err, sizeof(err)))
 		return refuse(err);
 	if (prog.help) {

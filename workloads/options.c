@@ -112,16 +112,20 @@ const struct opt_def opt_table[] = {
 	  .help = "directory for the job's files; without filename each thread gets its own "
 		  "files named <name>.<thread>.<file>" },
 	{ "nrfiles", NULL, OPT_UINT, JOB(nrfiles), .min = 1, .max = 4096,
-	  .help = "files per thread when filename is not given; size is split among them" },
+	  .help = "files per thread when filename is not given; size is split among them",
+	  .def = "1" },
 	/* what I/O */
 	{ "rw", "readwrite", OPT_ENUM, JOB(rw), .values = rw_values,
-	  .help = "I/O pattern" },
+	  .help = "I/O pattern",
+	  .def = "read" },
 	{ "rwmixread", NULL, OPT_UINT, JOB(rwmixread), .min = 0, .max = 100,
-	  .help = "percentage of reads in randrw/readwrite (default 50)" },
+	  .help = "percentage of reads in randrw/readwrite",
+	  .def = "50" },
 	{ "rwmixwrite", NULL, OPT_SPECIAL, SCOPE_JOB, 0, .parse = parse_rwmixwrite,
 	  .help = "percentage of writes in randrw/readwrite" },
 	{ "bs", "blocksize", OPT_SIZE, JOB(bs), .min = 1, .max = 1ULL << 30,
-	  .help = "bytes per I/O (k = 1024, default 4k)" },
+	  .help = "bytes per I/O (k = 1024)",
+	  .def = "4k" },
 	{ "size", NULL, OPT_SIZE, JOB(size),
 	  .help = "bytes of file region per job (all threads of a job share it when "
 		  "filename is given); default: the existing file's size" },
@@ -129,13 +133,17 @@ const struct opt_def opt_table[] = {
 	  .help = "bytes of I/O per thread per loop, if not size" },
 	{ "offset", NULL, OPT_SIZE, JOB(offset), .help = "start of the region in the file" },
 	{ "numjobs", NULL, OPT_UINT, JOB(numjobs), .min = 1, .max = 4096,
-	  .help = "threads running this job" },
+	  .help = "threads running this job",
+	  .def = "1" },
 	{ "iodepth", NULL, OPT_UINT, JOB(iodepth), .min = 1, .max = 65536,
-	  .help = "I/Os in flight per thread (async engines only)" },
+	  .help = "I/Os in flight per thread (async engines only)",
+	  .def = "1" },
 	{ "ioengine", NULL, OPT_ENUM, JOB(ioengine), .values = engine_values,
-	  .help = "how I/O is issued" },
+	  .help = "how I/O is issued",
+	  .def = "psync" },
 	{ "loops", NULL, OPT_UINT, JOB(loops), .min = 1, .max = 1000000,
-	  .help = "passes over the region when not time_based" },
+	  .help = "passes over the region when not time_based",
+	  .def = "1" },
 	/* time */
 	{ "runtime", "timeout", OPT_TIME, JOB(runtime_us),
 	  .help = "limit of the timed phase, seconds unless suffixed (ms, m, h)" },
@@ -158,15 +166,19 @@ const struct opt_def opt_table[] = {
 	{ "fsync_on_close", NULL, OPT_BOOL, JOB(fsync_on_close),
 	  .help = "fsync each file before closing it" },
 	{ "fallocate", NULL, OPT_ENUM, JOB(fallocate), .values = falloc_values,
-	  .help = "how a file is preallocated when laid out (default native)" },
+	  .help = "how a file is preallocated when laid out",
+	  .def = "native" },
 	{ "randrepeat", NULL, OPT_BOOL, JOB(randrepeat),
-	  .help = "same random sequence on every run (default 1)" },
+	  .help = "same random sequence on every run",
+	  .def = "1" },
 	{ "randseed", NULL, OPT_UINT, JOB(randseed), .wide = true,
-	  .help = "seed of the random sequences" },
+	  .help = "seed of the random sequences",
+	  .def = "0x89" },
 	{ "norandommap", NULL, OPT_BOOL, JOB(norandommap),
 	  .help = "random offsets may repeat within a pass" },
 	{ "invalidate", NULL, OPT_BOOL, JOB(invalidate),
-	  .help = "drop the files' page cache before the timed phase (default 1)" },
+	  .help = "drop the files' page cache before the timed phase",
+	  .def = "1" },
 	{ "overwrite", NULL, OPT_BOOL, JOB(overwrite),
 	  .help = "allow writing into or truncating a file that lockscope-load did not "
 		  "create (it is never deleted); a new file is laid out written, as in fio" },
@@ -179,26 +191,30 @@ const struct opt_def opt_table[] = {
 	{ "thread", NULL, OPT_BOOL, JOB(thread),
 	  .help = "accepted for fio compatibility; jobs always run as threads" },
 	{ "percentile_list", NULL, OPT_SPECIAL, SCOPE_JOB, 0, .parse = parse_percentiles,
-	  .help = "completion latency percentiles, e.g. 50:99:99.9" },
+	  .help = "completion latency percentiles, e.g. 50:99:99.9",
+	  .def = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99" },
 	/* data integrity */
 	{ "verify", NULL, OPT_ENUM, JOB(verify), .values = verify_values,
 	  .help = "pattern: each written block carries a header (magic, offset, seed) and "
 		  "seeded data; reads check it" },
 	{ "do_verify", NULL, OPT_BOOL, JOB(do_verify),
-	  .help = "with verify, read the region back after a write job (default 1)" },
+	  .help = "with verify, read the region back after a write job",
+	  .def = "1" },
 	{ "verify_only", NULL, OPT_BOOL, JOB(verify_only),
 	  .help = "do not write: read the region back and check the pattern" },
 	/* lockscope additions */
 	{ "layout", NULL, OPT_ENUM, JOB(layout), .values = layout_values,
 	  .help = "(lockscope) file state before the timed phase: written, fallocated, "
-		  "sparse, append, or auto (as fio)" },
+		  "sparse, append, or auto (as fio)",
+	  .def = "auto" },
 	{ "unaligned", NULL, OPT_SIZE, JOB(unaligned), .max = 1ULL << 20,
 	  .help = "(lockscope) shift every I/O offset by N bytes, N not a multiple of the "
 		  "filesystem block" },
 	/* program */
 	{ "output", NULL, OPT_STR, PROG(output), .help = "write the report to FILE" },
 	{ "output-format", NULL, OPT_ENUM, PROG(output_format), .values = outfmt_values,
-	  .help = "normal or json" },
+	  .help = "normal or json",
+	  .def = "normal" },
 	{ "status-interval", NULL, OPT_TIME, PROG(status_interval_us),
 	  .help = "report progress every N seconds (json: one object per line on stderr)" },
 	{ "start_on_stdin", NULL, OPT_BOOL, PROG(start_on_stdin),
@@ -260,8 +276,9 @@ static void values_list(const struct opt_value *v, char *buf, size_t len)
 					 used ? ", " : "", v->name);
 }
 
-int opt_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
-	      const char *val, char *err, size_t errlen)
+/* Parses val and stores it where the option lands; nothing else. */
+static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
+		     const char *val, char *err, size_t errlen)
 {
 	char *base = d->scope == SCOPE_JOB ? (char *)job : (char *)prog;
 	void *dst = base + d->off;
@@ -343,6 +360,14 @@ int opt_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *p
 			return -1;
 		break;
 	}
+	return 0;
+}
+
+int opt_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
+	      const char *val, char *err, size_t errlen)
+{
+	if (opt_store(d, job, prog, val, err, errlen))
+		return -1;
 	if (d->scope == SCOPE_JOB) {
 		size_t i = opt_index(d);
 
@@ -378,8 +403,58 @@ void opt_print_help(FILE *f)
 			values_list(d->values, list, sizeof(list));
 			fprintf(f, " [%s]", list);
 		}
+		if (d->def)
+			fprintf(f, " (default %s)", d->def);
 		if (d->alias)
 			fprintf(f, " (alias: %s)", d->alias);
 		fputc('\n', f);
 	}
+}
+
+void opts_defaults(struct job_opts *job, struct prog_opts *prog)
+{
+	char err[256];
+
+	if (job)
+		memset(job, 0, sizeof(*job));
+	if (prog)
+		memset(prog, 0, sizeof(*prog));
+	for (size_t i = 0; i < opt_count; i++) {
+		const struct opt_def *d = &opt_table[i];
+
+		if (!d->def || !(d->scope == SCOPE_JOB ? (void *)job : (void *)prog))
+			continue;
+		/* The table's own defaults always parse (tests/test_workload_parse.py
+		 * checks every one through --parse-only). */
+		if (opt_store(d, job, prog, d->def, err, sizeof(err)))
+			abort();
+	}
+}
+
+static const char *value_name(const struct opt_value *v, int val)
+{
+	for (; v->name; v++)
+		if (v->val == val)
+			return v->name;
+	return "?";
+}
+
+const char *rw_name(int rw)
+{
+	return value_name(rw_values, rw);
+}
+
+const char *layout_name(int layout)
+{
+	/* States the engine finds but users cannot ask for. */
+	if (layout == LAYOUT_EMPTY)
+		return "empty";
+	if (layout == LAYOUT_EXISTING)
+		return "existing";
+	return value_name(layout_values, layout);
+}
+
+const char *falloc_name(int mode)
+{
+	return value_name(falloc_values, mode);
 }

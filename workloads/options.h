@@ -37,6 +37,8 @@ struct opt_def {
 	const struct opt_value *values;
 	int (*parse)(struct job_opts *o, const char *val, char *err, size_t errlen);
 	const char *help;
+	const char *def;	/* default in the option's own syntax: applied by
+				 * opts_defaults() and shown by --help; NULL = 0 */
 };
 
 extern const struct opt_def opt_table[];
@@ -52,6 +54,10 @@ int opt_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *p
 	      const char *val, char *err, size_t errlen);
 
 bool opt_is_set(const struct job_opts *o, const char *name);
+
+/* Every option of that scope at its default (the table's .def); job or prog
+ * may be NULL for the other scope. */
+void opts_defaults(struct job_opts *job, struct prog_opts *prog);
 
 void opt_print_help(FILE *f);
 

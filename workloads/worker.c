@@ -123,7 +123,7 @@ int worker_setup(struct worker *w)
 	if (ret) {
 		w->eng.ops = NULL;
 		snprintf(w->error_msg, sizeof(w->error_msg), "ioengine %s: cannot set up: %s",
-			 ops->name, strerror(-ret));
+			 engine_values[j->ioengine].name, strerror(-ret));
 		return w->error = ret;
 	}
 	ret = setup_buffers(w);

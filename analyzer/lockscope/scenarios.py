@@ -1,5 +1,5 @@
 """Built-in scenarios: fio-style jobs for the cases where ext4 and XFS lock differently,
-and reproductions of the published experiments (DESIGN.md, reference experiments)."""
+and reproductions of published ext4-vs-XFS experiments."""
 
 from __future__ import annotations
 

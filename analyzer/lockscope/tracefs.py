@@ -1,4 +1,4 @@
-"""tracefs: find or mount it, and read tracepoint format files."""
+"""tracefs: find it, or mount it when it is missing."""
 
 from __future__ import annotations
 

@@ -12,9 +12,24 @@ from typing import Any
 
 from .. import __version__
 from . import fmt
-from .fallback import points_from_runs
 from .flame import group_runs
 from .notes import feature_rows, missing_notes
+
+def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Scaling points for a recording without analysis (e.g. made before the analyzer
+    ran): the analyzer's own figures, over the runs that are readable."""
+    from ..analysis.scaling import build_points
+
+    readable = []
+    for run in runs:
+        try:
+            int(run.get("threads"))
+        except (TypeError, ValueError):
+            continue
+        if isinstance(run.get("workload"), dict):
+            readable.append(run)
+    return build_points(readable)[0] if readable else []
+
 
 VERDICTS = {
     "scales": ("scales", "good"),
@@ -201,7 +216,7 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
     points = [p for p in _list(a.get("points")) if isinstance(p, dict)]
     from_analysis = bool(points)
     if not points:
-        points = points_from_runs(runs)
+        points = _points_from_runs(runs)
     points.sort(key=lambda p: fmt.as_float(p.get("threads")) or 0)
     v = FsView(name=name, facts=facts, points=points, from_analysis=from_analysis)
     v.usl = _dict(a.get("usl")) or None
