@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from lockscope.loopfs import make_loopfs
-from lockscope.target import cgroup2_root
+from lockscope.host import cgroup2_root
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 

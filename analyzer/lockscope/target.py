@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .host import cgroup2_root
 
 PROC = Path("/proc")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -94,18 +95,6 @@ def cgroup_pids(path: Path) -> list[int]:
     except OSError:
         pass
     return sorted(set(out))
-
-
-def cgroup2_root() -> Path | None:
-    """The cgroup v2 mount (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid hosts)."""
-    try:
-        for line in Path("/proc/mounts").read_text().splitlines():
-            parts = line.split()
-            if len(parts) > 2 and parts[2] == "cgroup2":
-                return Path(parts[1])
-    except OSError:
-        pass
-    return None
 
 
 def resolve(pid: str | None = None, comm: str | None = None, cgroup: str | None = None,
