@@ -47,6 +47,7 @@ class AttachProgress:
         self._series_pos = 0
         self._last_plain = 0.0
         self._last_io: tuple[float, dict] | None = None
+        self._io_rate: float | None = None
         self.last_text = ""
 
     def __enter__(self) -> "AttachProgress":
@@ -102,11 +103,13 @@ class AttachProgress:
         else:
             now = time.monotonic()
             io = proc_io(pids)
-            if self._last_io:
-                dt = max(now - self._last_io[0], 1e-3)
-                parts.append(f"{(io['syscw'] - self._last_io[1]['syscw']) / dt:,.0f} "
-                             "write calls/s")
-            self._last_io = (now, io)
+            if self._last_io and now - self._last_io[0] >= 0.5:
+                dt = now - self._last_io[0]
+                self._io_rate = (io['syscw'] - self._last_io[1]['syscw']) / dt
+            if not self._last_io or now - self._last_io[0] >= 0.5:
+                self._last_io = (now, io)
+            if self._io_rate is not None:
+                parts.append(f"{self._io_rate:,.0f} write calls/s")
         self.last_text = "  ".join(parts)
         if self._live:
             self._live.update(self.last_text)
