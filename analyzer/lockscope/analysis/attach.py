@@ -15,6 +15,10 @@ from .waitclass import CLASSES, LOSS_CLASSES, classify, idle_threads, load_user_
 from .attach_verdict import decide_attach
 
 TOP_HOW = 6
+# In a live server a few exclusive writers make every shared writer of the file queue
+# (a waiting writer blocks new readers: kernel/locking/rwsem.c, rwsem_down_read_slowpath),
+# so a rule counts from 1% of a file's writes, not the sweep's 5%.
+ATTACH_MIN_FRACTION = 0.01
 
 
 def _pg_names(db: dict | None) -> dict[tuple[int, int], str]:
@@ -98,7 +102,8 @@ def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
             f = facts.get(r["path"]) or {}
             classes = {"writes": r["dio_writes"], "buffered_writes": r["buffered_writes"],
                        "block_size": r.get("block_size"), **{k: r[k] for k in CLASS_KEYS}}
-            r["causes"] = match_causes(f.get("fstype") or "", classes, f)
+            r["causes"] = match_causes(f.get("fstype") or "", classes, f,
+                                       min_fraction=ATTACH_MIN_FRACTION)
     return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"], -r["fsync_ns"],
                                                 -(r["dio_write_bytes"]
                                                   + r["buffered_write_bytes"])))
