@@ -16,8 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_kernel, require_tool
+from conftest import KERNEL_TESTS_REQUIRED, require_kernel, require_tool
 import dbservers
+
+
+def require_module(name: str) -> None:
+    """The db extra (make test installs it); skip, or fail under LOCKSCOPE_KERNEL_TESTS=1."""
+    try:
+        __import__(name)
+    except ImportError:
+        if KERNEL_TESTS_REQUIRED:
+            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {name} is not installed")
+        pytest.skip(f"{name} not installed (make test installs it)")
 
 ROOT = Path(__file__).resolve().parents[1]
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
@@ -65,7 +75,7 @@ def mariadb_run(tmp_path_factory):
     require_kernel()
     for tool in ("mariadbd", "sysbench"):
         require_tool(tool)
-    pytest.importorskip("pymysql")
+    require_module("pymysql")
     out = tmp_path_factory.mktemp("attach-mariadb") / "out"
     with dbservers.mariadb("ext4") as server:
         dbservers.sysbench_prepare(server)
@@ -79,7 +89,7 @@ def mariadb_run(tmp_path_factory):
 def postgres_run(tmp_path_factory):
     require_kernel()
     require_tool("pgbench")
-    pytest.importorskip("psycopg")
+    require_module("psycopg")
     out = tmp_path_factory.mktemp("attach-pg") / "out"
     with dbservers.postgres("ext4") as server:
         dbservers.pgbench_init(server)
