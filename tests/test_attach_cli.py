@@ -82,3 +82,46 @@ def test_target_exit_ends_the_attach_cleanly_and_a_bad_login_is_a_warning(tmp_pa
     assert any(f["path"] == str(work / "data") for f in a["files"])
     # nothing of the recorder is left behind
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.kernel
+def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
+    target = subprocess.Popen(["sleep", "120"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--pid",
+                             str(target.pid), "--duration", "120", "--out",
+                             str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        for line in proc.stderr:
+            if "tracing" in line:
+                break
+        recorders = [p for p in _children(proc.pid)
+                     if Path(f"/proc/{p}/comm").read_text().strip().startswith("lockscope-rec")]
+        assert len(recorders) == 1
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and Path(f"/proc/{recorders[0]}").exists():
+            time.sleep(0.1)
+        stat = Path(f"/proc/{recorders[0]}/stat")
+        # gone, or a zombie of the dead parent waiting for init to reap it
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        target.kill()
+        target.wait()

@@ -44,7 +44,8 @@ def print_attach_summary(doc: dict, out: Path, report) -> None:
             ft.add_column(col, justify="left" if col in ("file", "role") else "right")
         for f in files:
             ft.add_row(f["path"] or "?", f["label"],
-                       f"{f['dio_writes'] + f['buffered_writes']:,}", f"{f['fsyncs']:,}",
+                       f"{f['dio_writes'] + f['buffered_writes']:,}",
+                       f"{f['fsyncs']:,}" if a.get("fsyncs_per_file") else "n/a",
                        f"{f['inode_lock_ns'] / 1e9:.3f} s" if f["inode_lock_ns"] else "")
         con.print(ft)
     v = a.get("verdict") or {}

@@ -143,7 +143,7 @@ def analyze_attach(doc: dict) -> dict:
         "engine": engine, "oncpu_ns": oncpu, "thread_time_ns": total, "lost_ns": lost,
         "idle_ns": ns["idle"], "classes": classes,
         "user_stacks_classifier": user_classifier is not None,
-        "files": files, "series": rows,
+        "files": files, "fsyncs_per_file": bool(fsync_by_file(trace)), "series": rows,
         "throughput": {"signal": signal, "values": values,
                        "mean": sum(values) / len(values) if values else 0.0},
         "falls": fall, "db": _db_summary(db, rows),

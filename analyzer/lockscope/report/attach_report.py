@@ -44,8 +44,9 @@ def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
     files = [{"path": f["path"] or f"{f['dev']}:{f['ino']}", "role": f["label"],
               "writes": f"{f['dio_writes']:,} DIO / {f['buffered_writes']:,} buffered",
               "bytes": size_bytes(f["dio_write_bytes"] + f["buffered_write_bytes"]),
-              "fsyncs": f"{f['fsyncs']:,}" + (f" ({duration_ns(f['fsync_ns'])})"
-                                               if f["fsync_ns"] else ""),
+              "fsyncs": (f"{f['fsyncs']:,}" + (f" ({duration_ns(f['fsync_ns'])})"
+                                                if f["fsync_ns"] else ""))
+              if a.get("fsyncs_per_file") else "n/a",
               "dio": ", ".join(f"{k} {f[k]:,}" for k in ("aligned", "unaligned", "extending",
                                                          "hole", "unwritten", "mapped", "dsync")
                                if f.get(k)),
