@@ -125,3 +125,36 @@ def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
             proc.kill()
         target.kill()
         target.wait()
+
+
+@pytest.mark.kernel
+def test_ctrl_c_keeps_a_partial_but_valid_window(tmp_path):
+    import signal
+
+    target = subprocess.Popen(["sleep", "120"])
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    # Ctrl-C signals the terminal's whole process group: lockscope and its recorder.
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--pid",
+                             str(target.pid), "--duration", "120", "--out", str(out),
+                             "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    try:
+        for line in proc.stderr:
+            if "tracing" in line:
+                break
+        time.sleep(1.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        target.kill()
+        target.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["partial"] is True and doc["attach"]["ended"] == "interrupted"
+    window = doc["runs"][0]["trace"]["interval"]["duration_ns"] / 1e9
+    assert 1.0 < window < 60
+    assert doc["analysis"]["attach"]["window_s"] == pytest.approx(window)
