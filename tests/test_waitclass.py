@@ -115,3 +115,11 @@ def test_idle_threads_are_those_that_barely_ran():
                {"tid": 2, "oncpu_ns": 5e8, "runqueue_ns": 1e8}]
     assert idle_threads(threads, 1e9) == {1}
     assert idle_threads(threads, 0) == set()
+
+
+def test_futex_waits_for_the_log_flush_are_durability():
+    for frames in (["syscall+0x1d", "group_commit_lock::acquire(unsigned long, "
+                    "log_t::write_lock)+0x9a", "log_write_up_to(unsigned long, bool)+0x1b3"],
+                   ["futex_wait+0x10", "LWLockAcquireOrWait+0x91", "XLogFlush+0x140"]):
+        c = classify(rec(FUTEX, ustack=frames), user_classifier=lambda u, k: ("user_lock", "x"))
+        assert c.cls == "durability" and c.method == "user function", frames

@@ -22,32 +22,20 @@ def _dur_s(interval: dict) -> float:
 
 
 def fsync_by_file(section: dict) -> list[dict]:
-    """Per-file fsync/fdatasync/sync_file_range records, where the recorder has them:
-    ``syscalls`` entries carrying ``files`` (or a ``files`` list inside the syscalls
-    object), each ``{path, dev, ino, count, total_ns}``."""
-    out: list[dict] = []
-    sc = section.get("syscalls")
-    entries = sc if isinstance(sc, list) else (sc or {}).get("calls", []) \
-        if isinstance(sc, dict) else []
-    for e in entries or []:
-        if isinstance(e, dict) and e.get("name") in FSYNC_SYSCALLS:
-            for f in e.get("files") or []:
-                out.append({"call": e["name"], **f})
-    if isinstance(sc, dict):
-        for f in sc.get("files") or []:
-            for call in FSYNC_SYSCALLS:
-                c = f.get(call)
-                if isinstance(c, dict) and c.get("count"):
-                    out.append({"call": call, "path": f.get("path"), "dev": f.get("dev"),
-                                "ino": f.get("ino"), **c})
+    """Per-file fsync/fdatasync/sync_file_range of traced threads, where the recorder
+    has them (``dio[].fsync``, a latency object): ``{path, dev, ino, count, total_ns}``."""
+    out = []
+    for f in section.get("dio") or []:
+        fs = f.get("fsync")
+        if isinstance(fs, dict) and fs.get("count"):
+            out.append({"path": f.get("path"), "dev": f.get("dev"), "ino": f.get("ino"),
+                        "count": fs.get("count", 0), "total_ns": fs.get("total_ns", 0)})
     return out
 
 
 def _syscall_counts(section: dict) -> dict[str, dict]:
-    sc = section.get("syscalls")
-    entries = sc if isinstance(sc, list) else (sc or {}).get("calls", []) \
-        if isinstance(sc, dict) else []
-    return {e["name"]: e for e in entries or [] if isinstance(e, dict) and "name" in e}
+    return {e["name"]: e for e in section.get("syscalls") or []
+            if isinstance(e, dict) and "name" in e}
 
 
 def interval_throughput(section: dict, pg_names=None) -> dict:
@@ -70,6 +58,8 @@ def interval_throughput(section: dict, pg_names=None) -> dict:
     net = section.get("net") or []
     rx = sum(n.get("rx_calls", 0) for n in net if isinstance(n, dict))
     tx = sum(n.get("tx_calls", 0) for n in net if isinstance(n, dict))
+    # Writes to sockets and pipes are responses, not file writes.
+    writes = max(writes - tx, 0)
     return {"write_calls_s": writes / dur, "fsync_calls_s": fsyncs / dur,
             "log_bytes_s": log_bytes / dur, "data_bytes_s": data_bytes / dur,
             "requests_s": rx / dur, "responses_s": tx / dur, "has_net": bool(net)}

@@ -118,6 +118,15 @@ FRAME_RULES: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
               "pipe_read", "hrtimer_nanosleep", "do_nanosleep", "io_cqring_wait",
               "read_events", "do_sigtimedwait", "do_wait", "wait_woken"), ()),
 ]
+# Futex waits for another thread's log flush are durability, whoever does the fsync:
+# InnoDB's redo group commit (log_write_up_to, group_commit_lock), the binary log's
+# group commit, PostgreSQL's WAL flush (XLogFlush waits on WALWriteLock) and
+# synchronous replication.
+USER_DURABILITY = ("log_write_up_to", "group_commit_lock::acquire", "log_flush_up_to",
+                   "MYSQL_BIN_LOG::queue_for_group_commit",
+                   "MYSQL_BIN_LOG::write_transaction_to_binlog_events",
+                   "wait_for_commit::wait_for_prior_commit", "XLogFlush",
+                   "SyncRepWaitForLSN")
 ENTRY_PREFIXES = ("__x64_sys_", "__arm64_sys_", "__ia32_sys_", "__se_sys_", "__do_sys_")
 
 
@@ -197,9 +206,18 @@ def classify(record: dict, lock_kinds: dict[str, str] | None = None,
                    f"in {syscall}" if syscall else (names[2] if len(names) > 2 else "no stack"))
 
 
+def _user_function(frame: str) -> str:
+    """``log_write_up_to(unsigned long, bool)+0x1a`` → ``log_write_up_to``."""
+    return frame.rsplit("+0x", 1)[0].split("(", 1)[0]
+
+
 def _futex(record: dict, idle_tids, user_classifier) -> Classed:
     user = record.get("ustack") or []
     known = [f for f in user if f and f != "[unknown]"]
+    for frame in known:
+        name = _user_function(frame)
+        if name.endswith(USER_DURABILITY):
+            return Classed("durability", "user function", name)
     if user_classifier is not None and known:
         try:
             verdict = user_classifier(user, record.get("kstack") or [])

@@ -226,8 +226,11 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         trace, error = None, None
         if rec.returncode == 0 and trace_path.exists():
             trace = json.loads(trace_path.read_text())
-            if series_path and series_path.exists() and not trace.get("series"):
+            # The document keeps a bounded series; the file has every interval.
+            if series_path and series_path.exists() and (
+                    not trace.get("series") or trace.get("series_omitted")):
                 trace["series"] = _read_series(series_path)
+                trace["series_omitted"] = 0
         else:
             log.seek(0)
             lines = log.read().strip().splitlines()
