@@ -3,6 +3,8 @@ wait class that rose when throughput fell."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from lockscope.analysis.series import build_series, db_rates, falls, throughput_signal
@@ -14,17 +16,24 @@ POLL = ["__schedule+0x618", "do_sys_poll+0x400", "__x64_sys_poll+0xd1"]
 
 
 def interval(i: int, fsync_threads: float, idle_threads: float = 4.0) -> dict:
-    """One recorder interval of 1 s with the given average threads in fsync and poll."""
+    """One recorder interval of 1 s with the given average threads in fsync and poll
+    (spread over threads that each fit in the interval)."""
+    n = max(1, math.ceil(fsync_threads / 0.8))
+    threads, offcpu = [], []
+    for k in range(n):
+        threads.append({"tid": 1 + k, "oncpu_ns": 0.1 * S, "runqueue_ns": 0,
+                        "offcpu_ns": fsync_threads / n * S})
+        offcpu.append({"tid": 1 + k, "reason": "journal", "kstack": FSYNC,
+                       "total_ns": fsync_threads / n * S})
+    m = math.ceil(idle_threads)
+    for k in range(m):
+        threads.append({"tid": 50 + k, "oncpu_ns": 0, "runqueue_ns": 0,
+                        "offcpu_ns": idle_threads / m * S})
+        offcpu.append({"tid": 50 + k, "reason": "other", "kstack": POLL,
+                       "total_ns": idle_threads / m * S})
     return {"interval": {"start_mono_ns": 100 * S + i * S, "end_mono_ns": 101 * S + i * S,
                          "duration_ns": S},
-            "threads": [{"tid": 1, "oncpu_ns": 2e8, "offcpu_ns": fsync_threads * S,
-                         "runqueue_ns": 0},
-                        {"tid": 2, "oncpu_ns": 0, "offcpu_ns": idle_threads * S,
-                         "runqueue_ns": 0}],
-            "offcpu": [{"tid": 1, "reason": "journal", "kstack": FSYNC,
-                        "total_ns": fsync_threads * S},
-                       {"tid": 2, "reason": "other", "kstack": POLL,
-                        "total_ns": idle_threads * S}],
+            "threads": threads, "offcpu": offcpu,
             "syscalls": [{"name": "pwrite64", "count": 100 + i}]}
 
 
@@ -84,3 +93,31 @@ def test_no_class_is_named_without_a_relation():
     out = falls(rows, [1000, 400, 1000, 1000, 400, 1000, 1000, 1000])
     assert out["top"] is None and len(out["fallen"]) == 2
     assert falls(rows[:2], [1, 2])["note"].startswith("2 interval")
+
+
+def test_a_thread_blocked_across_intervals_is_spread_back_over_them():
+    # Thread 9 blocks in poll for the whole 4 s: the recorder counts it where the
+    # period ends, in the last (short) interval.
+    series = [interval(i, 0.5, idle_threads=0.0) for i in range(4)]
+    series[-1]["interval"]["end_mono_ns"] = series[-1]["interval"]["start_mono_ns"] + 0.6 * S
+    series[-1]["interval"]["duration_ns"] = 0.6 * S
+    series[-1]["threads"].append({"tid": 9, "oncpu_ns": 0, "offcpu_ns": 3.6 * S,
+                                  "runqueue_ns": 0})
+    series[-1]["offcpu"].append({"tid": 9, "reason": "other", "kstack": POLL,
+                                 "total_ns": 3.6 * S})
+    rows = build_series({"series": series}, None)
+    idle = [r["classes_ns"]["idle"] / 1e9 / r["duration_s"] for r in rows]
+    assert idle == pytest.approx([1.0, 1.0, 1.0, 1.0])
+    assert sum(r["classes_ns"]["idle"] for r in rows) == pytest.approx(3.6 * S)
+
+
+def test_a_sliver_at_the_end_is_folded_into_the_interval_before():
+    series = [interval(i, 0.5) for i in range(4)]
+    last = series[-1]["interval"]
+    last["end_mono_ns"] = last["start_mono_ns"] + S // 20
+    last["duration_ns"] = S // 20
+    rows = build_series({"series": series}, None)
+    assert len(rows) == 3 and rows[-1]["duration_s"] == pytest.approx(1.05)
+    assert rows[-1]["end_mono_ns"] == last["end_mono_ns"]
+    # nothing lost: 4 intervals of 0.5 fsync threads
+    assert sum(r["classes_ns"]["durability"] for r in rows) == pytest.approx(4 * 0.5 * S)

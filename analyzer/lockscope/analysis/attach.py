@@ -10,7 +10,7 @@ from .dbfiles import LOG_ROLES, ROLES, file_role
 from .dio import CLASS_KEYS
 from .rules import match_causes
 from .runs import INODE_LOCK_KINDS
-from .series import build_series, falls, fsync_by_file, throughput_signal
+from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
 from .waitclass import CLASSES, LOSS_CLASSES, classify, idle_threads, load_user_classifier
 from .attach_verdict import decide_attach
 
@@ -33,19 +33,19 @@ def classes_of(trace: dict, user_classifier=None) -> tuple[dict, dict, set]:
     idle = idle_threads(threads, window)
     kinds = {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
     ns = {c: 0.0 for c in CLASSES}
+    for r in thread_classes(trace, kinds, idle, user_classifier).values():
+        for c in CLASSES:
+            ns[c] += r[c]
     how: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
     for rec in trace.get("offcpu") or []:
-        if rec.get("reason") == "runqueue":
-            continue
-        c = classify(rec, kinds, idle, user_classifier)
-        ns[c.cls] += rec.get("total_ns", 0)
-        how[c.cls][(c.method, c.detail)] += rec.get("total_ns", 0)
-    blocked = sum(t.get("offcpu_ns", 0) for t in threads)
-    short = max(blocked - sum(ns.values()), 0)
-    if short:
-        ns["unclassified"] += short
-        how["unclassified"][("none", "blocked below --min-block-us, no stack record")] += short
-    ns["runqueue"] = float(sum(t.get("runqueue_ns", 0) for t in threads))
+        if rec.get("reason") != "runqueue":
+            c = classify(rec, kinds, idle, user_classifier)
+            how[c.cls][(c.method, c.detail)] += rec.get("total_ns", 0)
+    for cls, detail in (("idle", "blocked below --min-block-us in a thread idle all window"),
+                        ("unclassified", "blocked below --min-block-us, no stack record")):
+        rest = ns[cls] - sum(how[cls].values())
+        if rest > 0:
+            how[cls][("thread" if cls == "idle" else "none", detail)] += rest
     if ns["runqueue"]:
         how["runqueue"][("scheduler", "runnable, waiting for a CPU")] += ns["runqueue"]
     return ns, how, idle

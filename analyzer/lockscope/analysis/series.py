@@ -65,24 +65,64 @@ def interval_throughput(section: dict, pg_names=None) -> dict:
             "requests_s": rx / dur, "responses_s": tx / dur, "has_net": bool(net)}
 
 
-def interval_wait_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
-                          user_classifier=None) -> dict[str, float]:
-    """Thread time (ns) per wait class in one interval; runqueue from ``threads``."""
-    out = {c: 0.0 for c in CLASSES}
+def thread_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
+                   user_classifier=None) -> dict[int, dict[str, float]]:
+    """Per thread, time (ns) per wait class and ``oncpu`` in one interval (or window)."""
+    per: dict[int, dict[str, float]] = {}
+
+    def row(tid):
+        return per.setdefault(tid, {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0})
+
     for rec in section.get("offcpu") or []:
         if rec.get("reason") == "runqueue":
             continue  # counted from threads below (it includes wakeup → running)
         c = classify(rec, lock_kinds, idle_tids, user_classifier)
-        out[c.cls] += rec.get("total_ns", 0)
-    threads = section.get("threads") or []
-    out["runqueue"] = float(sum(t.get("runqueue_ns", 0) for t in threads))
-    blocked = sum(t.get("offcpu_ns", 0) for t in threads)
-    # Off-CPU periods shorter than the recorder's --min-block-us have no record:
-    # they are off-CPU time nobody can class.
-    recorded = sum(v for k, v in out.items() if k != "runqueue")
-    out["unclassified"] += max(blocked - recorded, 0)
-    out["oncpu"] = float(sum(t.get("oncpu_ns", 0) for t in threads))
+        row(rec.get("tid"))[c.cls] += rec.get("total_ns", 0)
+    for t in section.get("threads") or []:
+        r = row(t.get("tid"))
+        r["runqueue"] = float(t.get("runqueue_ns", 0))
+        r["oncpu"] = float(t.get("oncpu_ns", 0))
+        recorded = sum(v for k, v in r.items() if k not in ("runqueue", "oncpu"))
+        # Off-CPU periods shorter than the recorder's --min-block-us have no record:
+        # nobody can class them, unless the thread waited for work all window.
+        rest = max(t.get("offcpu_ns", 0) - recorded, 0)
+        r["idle" if t.get("tid") in idle_tids else "unclassified"] += rest
+    return per
+
+
+def interval_wait_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
+                          user_classifier=None) -> dict[str, float]:
+    """Thread time (ns) per wait class (and ``oncpu``) in one interval."""
+    out = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
+    for r in thread_classes(section, lock_kinds, idle_tids, user_classifier).values():
+        for k, v in r.items():
+            out[k] += v
     return out
+
+
+def _spread_backwards(per_interval: list[dict[int, dict[str, float]]],
+                      durations_ns: list[float]) -> None:
+    """A period counts in the interval where it ends, so a thread blocked for several
+    intervals shows all of it at once. Move each thread's time beyond an interval's
+    length back into the earlier intervals where it had room (its class mix kept)."""
+    tids = {tid for per in per_interval for tid in per}
+    for tid in tids:
+        carry: dict[str, float] = {}
+        for i in range(len(per_interval) - 1, -1, -1):
+            r = per_interval[i].setdefault(tid, {})
+            for k, v in carry.items():
+                r[k] = r.get(k, 0.0) + v
+            total = sum(r.values())
+            excess = total - durations_ns[i]
+            carry = {}
+            if excess > 0 and i > 0:
+                frac = excess / total
+                carry = {k: v * frac for k, v in r.items() if k != "oncpu"}
+                moved = sum(carry.values())
+                if moved:
+                    carry = {k: v * excess / moved for k, v in carry.items()}
+                for k, v in carry.items():
+                    r[k] -= v
 
 
 def _interp(samples: list[dict], key: str, t_ns: int) -> float | None:
@@ -131,15 +171,38 @@ def db_waits(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
     return out
 
 
+def _merge_short_tail(intervals: list[dict]) -> list[dict]:
+    """The last interval ends with the window and may be a sliver: fold one shorter than
+    half the one before into it (sections are deltas, so their entries concatenate)."""
+    if len(intervals) < 2 or _dur_s(intervals[-1]) >= 0.5 * _dur_s(intervals[-2]):
+        return intervals
+    a, b = intervals[-2], intervals[-1]
+    merged = {k: list(a.get(k) or []) + list(b.get(k) or [])
+              for k in set(a) | set(b) if isinstance(a.get(k) or b.get(k), list)}
+    ia, ib = a.get("interval") or {}, b.get("interval") or {}
+    merged["interval"] = {"start_mono_ns": ia.get("start_mono_ns", 0),
+                          "end_mono_ns": ib.get("end_mono_ns", 0),
+                          "duration_ns": ib.get("end_mono_ns", 0) - ia.get("start_mono_ns", 0)}
+    return intervals[:-2] + [merged]
+
+
 def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozenset(),
                  user_classifier=None, pg_names=None) -> list[dict]:
     """One row per interval: time, trace throughput, DB rates, thread time per class."""
     intervals = [s for s in trace.get("series") or [] if isinstance(s, dict)]
     if not intervals:
         intervals = [trace]
+    intervals = _merge_short_tail(intervals)
     start0 = (intervals[0].get("interval") or {}).get("start_mono_ns", 0)
+    per_interval = [thread_classes(s, lock_kinds, idle_tids, user_classifier)
+                    for s in intervals]
+    _spread_backwards(per_interval, [_dur_s(s) * 1e9 for s in intervals])
     rows = []
-    for s in intervals:
+    for s, per in zip(intervals, per_interval):
+        classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
+        for r in per.values():
+            for k, v in r.items():
+                classes[k] += v
         iv = s.get("interval") or {}
         start, end = iv.get("start_mono_ns", 0), iv.get("end_mono_ns", 0)
         rows.append({
@@ -148,7 +211,7 @@ def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozen
             "trace": interval_throughput(s, pg_names),
             "db": db_rates(db, start, end),
             "db_waits": db_waits(db, start, end),
-            "classes_ns": interval_wait_classes(s, lock_kinds, idle_tids, user_classifier),
+            "classes_ns": classes,
         })
     return rows
 

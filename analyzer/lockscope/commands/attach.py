@@ -329,6 +329,9 @@ def _finish(doc: dict, out: Path, args, ended: str) -> int:
             report = None
         except LockscopeError as exc:
             print(f"lockscope attach: report not written: {exc}", file=sys.stderr)
+        except Exception as exc:  # results.json is saved: say so instead of a traceback
+            print(f"lockscope attach: report not written ({type(exc).__name__}: {exc}); "
+                  f"the recording is in {out / 'results.json'}", file=sys.stderr)
     print_attach_summary(doc, out, report)
     if ended == "interrupted":
         print(f"lockscope attach: interrupted; the window so far is in {out / 'results.json'}"
