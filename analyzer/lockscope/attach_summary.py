@@ -19,6 +19,12 @@ def print_attach_summary(doc: dict, out: Path, report) -> None:
     con.print(f"[bold]{', '.join(t.get('comms') or []) or t.get('value')}[/] "
               f"({t.get('how')} {t.get('value')}): {a.get('threads', 0)} threads, "
               f"{window:.1f} s, ended by {doc['attach'].get('ended')}", highlight=False)
+    o = a.get("overhead")
+    if o and o.get("bpf_cpu_share") is not None:
+        shed = ", ".join(f"{x['what']} after {x['after_s']:.0f} s" for x in o["shed"])
+        con.print(f"recorder cost: {o['bpf_cpu_share']:.1%} of the CPUs in BPF, "
+                  f"{o.get('user_cpu_share') or 0:.1%} in its own process"
+                  + (f"; shed {shed}" if shed else ""), highlight=False)
     tp = a.get("throughput") or {}
     if tp.get("values"):
         vals = tp["values"]

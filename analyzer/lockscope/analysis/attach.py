@@ -147,9 +147,23 @@ def analyze_attach(doc: dict) -> dict:
         "throughput": {"signal": signal, "values": values,
                        "mean": sum(values) / len(values) if values else 0.0},
         "falls": fall, "db": _db_summary(db, rows),
+        "overhead": _overhead(trace),
     }
     out["verdict"] = decide_attach(out, (doc.get("host") or {}).get("cpus"))
     return out
+
+
+def _overhead(trace: dict) -> dict | None:
+    """What recording cost (the recorder's self-measurement), when it reports it."""
+    o = trace.get("overhead")
+    if not isinstance(o, dict):
+        return None
+    return {"bpf_cpu_share": o.get("cpu_share"),
+            "user_cpu_share": (o.get("user") or {}).get("cpu_share"),
+            "max_overhead_pct": o.get("max_overhead_pct"),
+            "shed": [{"what": x.get("what"), "after_s": (x.get("after_ns") or 0) / 1e9}
+                     for x in o.get("shed") or []],
+            "detached": bool(o.get("detached"))}
 
 
 def _engine_from_files(trace: dict) -> str | None:

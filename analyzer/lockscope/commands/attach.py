@@ -139,6 +139,8 @@ def run(args) -> int:
         trace, ended, rec_argv, trace_error = _record(args, target, recorder_bin, out, sampler)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if ended == "duration" and ((trace or {}).get("overhead") or {}).get("detached"):
+        ended = "overhead limit"  # the recorder shed all it could and was still over
     doc["attach"].update({"ended": ended, "recorder_argv": rec_argv})
     if sampler is not None:
         doc["db"] = sampler.result()
@@ -340,4 +342,8 @@ def _finish(doc: dict, out: Path, args, ended: str) -> int:
     if ended == "target exited":
         print("lockscope attach: the target exited; results cover the window until then",
               file=sys.stderr)
+    if ended == "overhead limit":
+        print(f"lockscope attach: the recorder stayed above --max-overhead "
+              f"{args.max_overhead:g}% with only its core probes and detached; results "
+              "cover the window until then", file=sys.stderr)
     return 0

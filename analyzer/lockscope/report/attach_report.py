@@ -79,6 +79,7 @@ def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
             for c in fall.get("classes") or []],
         "db": db, "db_waits": sorted(db_waits.items(), key=lambda kv: -kv[1])[:12],
         "user_classifier": a.get("user_stacks_classifier"),
+        "overhead": a.get("overhead"),
         "host": [(k, str((doc.get("host") or {}).get(k))) for k in
                  ("hostname", "kernel", "machine", "cpus", "memory_bytes")],
         "command": " ".join(doc.get("command") or []),
