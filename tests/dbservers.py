@@ -104,9 +104,9 @@ def mariadb(fstype: str = "ext4", size: int = 2 << 30,
         argv += options or []
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
-        _wait_for(lambda: os.path.exists(sock) and _mysql(sock, "SELECT 1") is not None,
+        _wait_for(lambda: os.path.exists(sock) and mysql_query(sock, "SELECT 1") is not None,
                   60, "mariadbd", proc, log)
-        _mysql(sock, "CREATE DATABASE IF NOT EXISTS sbtest", check=True)
+        mysql_query(sock, "CREATE DATABASE IF NOT EXISTS sbtest", check=True)
         yield Server("mariadb", proc.pid, datadir, sock, comm="mariadbd",
                      extra={"log": str(log)})
     finally:
@@ -116,7 +116,7 @@ def mariadb(fstype: str = "ext4", size: int = 2 << 30,
         shutil.rmtree(rundir, ignore_errors=True)
 
 
-def _mysql(sock: str, sql: str, check: bool = False) -> str | None:
+def mysql_query(sock: str, sql: str, check: bool = False) -> str | None:
     res = subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-N",
                           "-e", sql], capture_output=True, text=True)
     if res.returncode != 0:
@@ -127,6 +127,7 @@ def _mysql(sock: str, sql: str, check: bool = False) -> str | None:
 
 
 def sysbench_args(server: Server, tables: int = 2, table_size: int = 2000) -> list[str]:
+    """sysbench oltp_write_only against the server's socket, as root."""
     return ["sysbench", "oltp_write_only", "--db-driver=mysql", "--mysql-user=root",
             f"--mysql-socket={server.socket}", "--mysql-db=sbtest", f"--tables={tables}",
             f"--table-size={table_size}"]
