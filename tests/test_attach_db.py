@@ -203,3 +203,25 @@ def test_report_renders_in_headless_chromium(request, run):
     assert all(p["svg"] and p["width"] > 600 for p in facts["plots"])
     assert facts["flames"] >= 1 and facts["all_flames_unpacked"]
     assert (out / "flame").is_dir()
+
+
+def test_report_and_flame_commands_read_an_attach(postgres_run, tmp_path):
+    _, doc, _, _, out = postgres_run
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"),
+               PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
+
+    def lockscope(*args):
+        return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    res = lockscope("report", str(out / "results.json"), "-o", str(tmp_path / "r.md"))
+    assert res.returncode == 0, res.stderr
+    md = (tmp_path / "r.md").read_text()
+    assert "Where the threads' time went" in md and "| WAL |" in md.replace("WAL 0", "WAL |")
+    assert (tmp_path / "r-throughput.png").exists() and (tmp_path / "r-classes.png").exists()
+    res = lockscope("report", str(out), "--format", "json")
+    assert res.returncode == 0 and json.loads(res.stdout)["kind"] == "attach"
+    svg = tmp_path / "off.svg"
+    res = lockscope("flame", str(out / "results.json"), "--kind", "offcpu", "-o", str(svg))
+    assert res.returncode == 0, res.stderr
+    assert svg.read_text().lstrip().startswith("<?xml") and svg.with_suffix(".folded").exists()

@@ -121,3 +121,15 @@ def test_a_sliver_at_the_end_is_folded_into_the_interval_before():
     assert rows[-1]["end_mono_ns"] == last["end_mono_ns"]
     # nothing lost: 4 intervals of 0.5 fsync threads
     assert sum(r["classes_ns"]["durability"] for r in rows) == pytest.approx(4 * 0.5 * S)
+
+
+def test_mysql_logins_from_a_socket_or_a_url(tmp_path):
+    from lockscope.dbstats import DbUnavailable, mysql_params
+
+    assert mysql_params("/run/mysqld/mysqld.sock")["unix_socket"] == "/run/mysqld/mysqld.sock"
+    p = mysql_params("mysql://ro:s%40cret@db.example:3307/")
+    assert (p["user"], p["password"], p["host"], p["port"]) == ("ro", "s@cret",
+                                                                "db.example", 3307)
+    assert mysql_params("mysql://ro@/?unix_socket=/tmp/s.sock")["unix_socket"] == "/tmp/s.sock"
+    with pytest.raises(DbUnavailable):
+        mysql_params("not a dsn")
