@@ -147,6 +147,8 @@ def analyze_attach(doc: dict) -> dict:
         "throughput": {"signal": signal, "values": values,
                        "mean": sum(values) / len(values) if values else 0.0},
         "falls": fall, "db": _db_summary(db, rows),
+        # intervals past the recorder's bound on series JSON (the series ends early)
+        "series_omitted": trace.get("series_omitted") or 0,
         "overhead": _overhead(trace),
     }
     out["verdict"] = decide_attach(out, (doc.get("host") or {}).get("cpus"))

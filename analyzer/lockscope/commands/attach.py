@@ -228,11 +228,6 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         trace, error = None, None
         if rec.returncode == 0 and trace_path.exists():
             trace = json.loads(trace_path.read_text())
-            # The document keeps a bounded series; the file has every interval.
-            if series_path and series_path.exists() and (
-                    not trace.get("series") or trace.get("series_omitted")):
-                trace["series"] = _read_series(series_path)
-                trace["series_omitted"] = 0
         else:
             log.seek(0)
             lines = log.read().strip().splitlines()
@@ -263,16 +258,6 @@ def _end_recorder(rec: subprocess.Popen) -> None:
             stream.close()
         except (OSError, ValueError, BrokenPipeError):
             pass
-
-
-def _read_series(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
 
 
 def _paths(trace: dict | None) -> set[str]:
