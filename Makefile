@@ -1,6 +1,6 @@
 # lockscope: two commands do all set-up on a fresh Debian 12 machine.
-#   make demo   install what is missing, build, run the main job
-#   make test   install what is missing, build, run the whole test suite
+#   make demo   install what is missing, build, put `lockscope` on PATH, run the main job
+#   make test   install what is missing, build, put `lockscope` on PATH, run the test suite
 # Both are idempotent: a second run only checks and rebuilds what changed.
 
 SHELL   := /bin/bash
@@ -14,8 +14,11 @@ APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 	xfsprogs e2fsprogs util-linux fio linux-perf liburing-dev libaio-dev \
 	python3-venv chromium mariadb-server mariadb-client postgresql-15 sysbench
 INFERNO_VERSION := 0.12.8
+# `make install` puts a launcher for this checkout's .venv at $(PREFIX)/bin/lockscope.
+PREFIX   ?= /usr/local
+LAUNCHER := $(DESTDIR)$(PREFIX)/bin/lockscope
 
-.PHONY: all bins deps demo test unit-test clean distclean
+.PHONY: all bins deps install demo test unit-test clean distclean
 
 all: bins
 
@@ -50,12 +53,25 @@ $(STAMPS)/venv: setup.py pyproject.toml requirements.txt | $(STAMPS)/apt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
+# A launcher, not a copy: it runs this checkout's .venv, so `lockscope` works in any new
+# shell and follows rebuilds. A file there that is not our launcher is left alone.
+install: $(STAMPS)/venv bins
+	@mkdir -p $(dir $(LAUNCHER))
+	@if [ -e $(LAUNCHER) ] && ! grep -q '^# lockscope launcher' $(LAUNCHER); then \
+		echo "make install: $(LAUNCHER) exists and is not a lockscope launcher; left as it is" >&2; \
+		exit 2; \
+	fi
+	@printf '#!/bin/sh\n# lockscope launcher (make install) for the checkout %s\nexec %s "$$@"\n' \
+		"$(CURDIR)" "$(CURDIR)/$(VENV)/bin/lockscope" > $(LAUNCHER).tmp
+	@chmod 755 $(LAUNCHER).tmp && mv $(LAUNCHER).tmp $(LAUNCHER)
+	@echo "lockscope is on PATH: $(LAUNCHER) -> $(CURDIR)/$(VENV)/bin/lockscope"
+
 # The main job: the default sweep (ext4 vs XFS, threads 1,2,4,8) on loop images.
-demo: deps bins
+demo: deps bins install
 	$(VENV)/bin/lockscope doctor >/dev/null || $(VENV)/bin/lockscope doctor
 	$(VENV)/bin/lockscope sweep --out results/sweep-$$(date +%Y%m%d-%H%M%S)
 
-test: deps bins
+test: deps bins install
 	$(PY) -m pytest tests
 
 unit-test: $(STAMPS)/venv

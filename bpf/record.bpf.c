@@ -13,6 +13,7 @@
 #include "record_lock.bpf.h"
 #include "record_inode.bpf.h"
 #include "record_dio.bpf.h"
+#include "record_extent.bpf.h"
 #include "record_sched.bpf.h"
 #include "record_io.bpf.h"
 #include "record_jbd2.bpf.h"

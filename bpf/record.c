@@ -201,6 +201,9 @@ int main(int argc, char **argv)
 	}
 	if (w == WAKE_LINE) {
 		rec_start(&s);
+		/* the window is open: a caller can start its workload now */
+		printf("started\n");
+		fflush(stdout);
 		if (o.duration > 0)
 			deadline = mono_s() + o.duration;
 		wait_for(&s, o.start_on_stdin, deadline);

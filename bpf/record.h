@@ -100,7 +100,7 @@ enum rec_dio_class {
 	DC_MAPPED,
 	DC_DSYNC,
 	DC_BUFFERED,
-	DC_ALLOCATING,   /* ext4 map_blocks NEW or xfs_iomap_alloc during the write */
+	DC_ALLOCATING,   /* ext4_allocate_blocks (data) or xfs_iomap_alloc during the write */
 	DC_AIO,
 	DC_CONVERTED,    /* xfs_unwritten_convert (counted per inode, any context) */
 	DC_MAX,
@@ -281,6 +281,13 @@ struct rec_bits {
 	__u32 iomap_mapped;
 	__u32 iomap_f_new;
 	__u32 ext4_map_new;
+	__u32 ext4_map_mapped;     /* ext4_ext_map_blocks_exit mflags M */
+	__u32 ext4_map_unwritten;  /* ext4_ext_map_blocks_exit mflags U */
+	__u32 ext4_gb_create;      /* EXT4_GET_BLOCKS_CREATE in map_blocks flags */
+	__u32 ext4_es_written;     /* extent-status bits W, U, H */
+	__u32 ext4_es_unwritten;
+	__u32 ext4_es_hole;
+	__u32 ext4_mb_hint_data;   /* ext4_allocate_blocks: a data (not metadata) block */
 	__u32 xfs_iolock;      /* IOLOCK_EXCL | IOLOCK_SHARED */
 	__u32 xfs_ilock;
 	__u32 xfs_mmaplock;

@@ -5,13 +5,18 @@
  * iomap_dio_rw_begin fires in __iomap_dio_rw() after the filesystem took
  * i_rwsem, so &file_inode(iocb->ki_filp)->i_rwsem is that lock's address.
  * Each DIO is tracked by its kiocb until iomap_dio_complete (which runs in
- * the completion context for AIO); iomap_iter_dstmap events between the two
- * mark the mapping types the write landed on. */
+ * the completion context for AIO); the extent state the write found is added
+ * in between (record_extent.bpf.h). */
 #ifndef LOCKSCOPE_RECORD_DIO_BPF_H
 #define LOCKSCOPE_RECORD_DIO_BPF_H
 
-/* classes bit: begun inside the window, so counted at its begin too */
+/* classes bits above enum rec_dio_class: begun inside the window (so
+ * counted); the state came from the filesystem's own lookup (ext4), so
+ * iomap_iter_dstmap is not needed; the write has begun allocating or
+ * converting, so later lookups see its own blocks (record_extent.bpf.h). */
 #define IN_WINDOW (1u << 31)
+#define STATE_FROM_FS (1u << 30)
+#define STATE_DONE (1u << 29)
 
 struct dio_args {
 	__u64 key;        /* kiocb, or pid_tgid for the classic tracepoint */
@@ -26,13 +31,46 @@ struct dio_args {
 	bool write;
 };
 
+static __always_inline void dio_count(struct dio_val *d, __u32 classes, __u64 bytes)
+{
+	int i;
+
+	for (i = 0; i < DC_MAX; i++)
+		if (classes & (1u << i))
+			class_add(d, i, bytes);
+}
+
+/* The classes known at begin; the extent state is added while it runs. */
+static __always_inline __u32 begin_classes(const struct dio_args *a)
+{
+	__u32 cls = 1u << (a->write ? DC_WRITE : DC_READ);
+
+	if (!a->write)
+		return cls;
+	if (a->blksize)
+		cls |= 1u << (((a->pos | a->count) & (a->blksize - 1)) ? DC_UNALIGNED : DC_ALIGNED);
+	if (a->pos + a->count > a->isize)
+		cls |= 1u << DC_EXTENDING;
+	if (a->ki_flags & (bits.iocb_dsync | bits.iocb_sync))
+		cls |= 1u << DC_DSYNC;
+	if (a->aio)
+		cls |= 1u << DC_AIO;
+	return cls;
+}
+
+/* A DIO is counted when it completes without error, so that an attempt the
+ * filesystem refuses and retries is counted once: XFS tries an unaligned
+ * write under the shared IOLOCK with IOMAP_DIO_OVERWRITE_ONLY, gets -EAGAIN
+ * when a block needs allocation or zeroing, and issues it again exclusive
+ * (fs/xfs/xfs_file.c, xfs_file_dio_write_unaligned); both attempts fire
+ * iomap_dio_rw_begin and iomap_dio_complete. */
 static __always_inline void dio_begin(struct dio_args *a)
 {
 	struct dio_inflight in = {};
 	struct task_val *t;
 	struct dio_val *d;
+	__u32 cls = begin_classes(a);
 	__u64 now;
-	bool write = a->write;
 
 	now = bpf_ktime_get_ns();
 	t = current_task();
@@ -42,31 +80,23 @@ static __always_inline void dio_begin(struct dio_args *a)
 	if (d) {
 		if (a->blksize)
 			d->blksize = a->blksize;
-		class_add(d, write ? DC_WRITE : DC_READ, a->count);
-		if (write) {
-			if (a->blksize)
-				class_add(d, ((a->pos | a->count) & (a->blksize - 1)) ?
-					  DC_UNALIGNED : DC_ALIGNED, a->count);
-			if (a->pos + a->count > a->isize)
-				class_add(d, DC_EXTENDING, a->count);
-			if (a->ki_flags & (bits.iocb_dsync | bits.iocb_sync))
-				class_add(d, DC_DSYNC, a->count);
-			if (a->aio)
-				class_add(d, DC_AIO, a->count);
-		}
 		if (t && t->entry_ts) {
 			lat_add(&d->pre_iomap, now - t->entry_ts);
 			t->entry_ts = 0;
 		}
 	}
-	if (!a->key || !t)
+	if (!a->key || !t) {
+		/* not tracked to its completion: counted now, without a state */
+		if (d)
+			dio_count(d, cls, a->count);
 		return;
+	}
 	in.ts = now;
-	in.classes = d ? IN_WINDOW : 0;
+	in.classes = cls | (d ? IN_WINDOW : 0);
 	in.ino = a->ino;
 	in.dev = a->dev;
 	in.bytes = a->count;
-	in.write = write;
+	in.write = a->write;
 	t->dio_iocb = 0;
 	if (!a->aio) {
 		/* completes in this thread (__iomap_dio_rw waits for it) */
@@ -98,14 +128,12 @@ static __always_inline struct dio_inflight *dio_find(__u64 key, bool aio, struct
 	return &t->dio;
 }
 
-static __always_inline void dio_complete(__u64 key, bool aio)
+static __always_inline void dio_complete(__u64 key, bool aio, int error)
 {
-	static const __u32 map_classes[] = { DC_HOLE, DC_UNWRITTEN, DC_MAPPED, DC_ALLOCATING };
 	struct task_val *t;
 	struct dio_inflight *in = dio_find(key, aio, &t);
 	struct dio_val *d;
 	__u64 ns;
-	int i;
 
 	if (!in) {
 		/* An AIO completes in whatever context the I/O ends, often an
@@ -116,12 +144,10 @@ static __always_inline void dio_complete(__u64 key, bool aio)
 		return;
 	}
 	ns = bpf_ktime_get_ns() - in->ts;
-	d = (in->classes & IN_WINDOW) ? dio_stats_of(in->dev, in->ino) : NULL;
+	d = (in->classes & IN_WINDOW) && error >= 0 ? dio_stats_of(in->dev, in->ino) : NULL;
 	if (d) {
 		lat_add(in->write ? &d->write_lat : &d->read_lat, ns);
-		for (i = 0; in->write && i < 4; i++)
-			if (in->classes & (1u << map_classes[i]))
-				class_add(d, map_classes[i], in->bytes);
+		dio_count(d, in->classes, in->bytes);
 	}
 	if (t) {
 		t->dio.ts = 0;
@@ -166,7 +192,7 @@ TP_TWIN(iomap_dio_rw_begin, dio_rw_begin,
 	on_dio_rw_begin(iocb, iter, btf), struct kiocb *iocb, struct iov_iter *iter,
 	unsigned int dio_flags, size_t done_before)
 TP_TWIN(iomap_dio_complete, dio_complete,
-	dio_complete((__u64)iocb, RD(iocb, ki_complete) != NULL),
+	dio_complete((__u64)iocb, RD(iocb, ki_complete) != NULL, error),
 	struct kiocb *iocb, int error, ssize_t ret)
 
 /* The classic tracepoints carry no kiocb: synchronous DIOs are matched by
@@ -199,39 +225,7 @@ SEC("tracepoint/iomap/iomap_dio_complete")
 int dio_complete_tp(struct trace_event_raw_iomap_dio_complete *ctx)
 {
 	if (!ctx->aio)
-		dio_complete(bpf_get_current_pid_tgid(), false);
-	return 0;
-}
-
-/* A new block allocation reports the mapping after the fact (unwritten or
- * mapped with IOMAP_F_NEW, fs/ext4/inode.c ext4_set_iomap and
- * fs/xfs/xfs_iomap.c xfs_bmbt_to_iomap), so NEW counts as a hole. */
-static __always_inline void on_dstmap(__u64 ino, __u32 type, __u32 flags)
-{
-	struct dio_inflight *in;
-	__u32 cls;
-
-	if (!traced_current() || !(in = active_dio_write(ino)))
-		return;
-	if (type == bits.iomap_hole || (flags & bits.iomap_f_new))
-		cls = DC_HOLE;
-	else if (type == bits.iomap_unwritten)
-		cls = DC_UNWRITTEN;
-	else if (type == bits.iomap_mapped)
-		cls = DC_MAPPED;
-	else
-		return;
-	in->classes |= 1u << cls;
-}
-
-TP_TWIN(iomap_iter_dstmap, dstmap,
-	on_dstmap(RD(inode, i_ino), RD(iomap, type), RD(iomap, flags)),
-	struct inode *inode, struct iomap *iomap)
-
-SEC("tracepoint/iomap/iomap_iter_dstmap")
-int dstmap_tp(struct trace_event_raw_iomap_class *ctx)
-{
-	on_dstmap(ctx->ino, ctx->type, ctx->flags);
+		dio_complete(bpf_get_current_pid_tgid(), false, ctx->error);
 	return 0;
 }
 

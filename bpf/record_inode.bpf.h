@@ -45,12 +45,12 @@ TP_TWIN(xfs_ilock, xfs_ilock,
 	unsigned long caller_ip)
 
 /* fs/ext4/inode.c, ext4_map_blocks(): i_data_sem is held around
- * ext4_ext_map_blocks(); the inode is embedded in struct ext4_inode_info. */
-static __always_inline void on_ext4_map_exit(struct inode *inode, struct ext4_map_blocks *map,
-					     int ret, const bool btf)
+ * ext4_ext_map_blocks(); the inode is embedded in struct ext4_inode_info.
+ * (Allocation is taken from ext4_allocate_blocks, record_extent.bpf.h: the
+ * NEW map flag is also set for unwritten extents a write converts.) */
+static __always_inline void on_ext4_map_exit(struct inode *inode, const bool btf)
 {
 	__u64 base = (__u64)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
-	struct dio_inflight *in;
 	__u32 dev;
 	__u64 ino;
 
@@ -59,12 +59,10 @@ static __always_inline void on_ext4_map_exit(struct inode *inode, struct ext4_ma
 	inode_ids(inode, &dev, &ino, btf);
 	learn(base + bpf_core_field_offset(struct ext4_inode_info, i_data_sem), dev, ino,
 	      KIND_I_DATA_SEM);
-	if (ret > 0 && (RD(map, m_flags) & bits.ext4_map_new) && (in = active_dio_write(ino)))
-		in->classes |= 1u << DC_ALLOCATING;
 }
 
 TP_TWIN(ext4_ext_map_blocks_exit, ext4_map_exit,
-	on_ext4_map_exit(inode, map, ret, btf), struct inode *inode, unsigned int flags,
+	on_ext4_map_exit(inode, btf), struct inode *inode, unsigned int flags,
 	struct ext4_map_blocks *map, int ret)
 
 /* fs/xfs/xfs_iomap.c: blocks allocated for a write (xfs_iomap_write_direct

@@ -36,8 +36,8 @@ static const struct opt_doc docs[] = {
 	{ { "cgroup", required_argument, NULL, OPT_CGROUP }, "PATH",
 	  "trace tasks in this cgroup v2 directory and its descendants" },
 	{ { "start-on-stdin", no_argument, NULL, OPT_START_STDIN }, NULL,
-	  "attach, print 'ready', count from the first line on stdin until a second "
-	  "line, EOF, a signal or --duration" },
+	  "attach, print 'ready', count from the first line on stdin (then print "
+	  "'started') until a second line, EOF, a signal or --duration" },
 	{ { "list-features", no_argument, NULL, OPT_LIST }, NULL,
 	  "load and attach every probe group, print which are usable as JSON, exit" },
 	{ { "min-block-us", required_argument, NULL, OPT_MIN_BLOCK }, "N",

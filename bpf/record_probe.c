@@ -48,7 +48,14 @@ const struct rec_group_def rec_groups[NR_GROUPS] = {
 		{ "xfs_buffered_write" }, BTF_KINDS, false,
 		"XFS buffered-write i_rwsem learned only from write syscalls" },
 	[GROUP_EXT4_MAP] = { "ext4_map", { "ext4:ext4_ext_map_blocks_exit" }, { "ext4_map_exit" },
-		BTF_KINDS, false, "ext4 i_data_sem waits not attributed; ext4 allocating writes not counted" },
+		BTF_KINDS, false, "ext4 i_data_sem waits not attributed to files" },
+	/* classic tracepoints: their records carry the extent status and flags
+	 * already decoded from the kernel's structures */
+	[GROUP_EXT4_EXTENT] = { "ext4_extent", { "ext4:ext4_es_lookup_extent_exit",
+		"ext4:ext4_ext_map_blocks_exit", "ext4:ext4_allocate_blocks" },
+		{ "ext4_es_lookup", "ext4_map_state", "ext4_alloc" }, K(TRACEPOINT), false,
+		"ext4 DIO writes classified from iomap_iter_dstmap only, which reports unwritten "
+		"extents a write converts like holes; ext4 allocating writes not counted" },
 	[GROUP_EXT4_BUFFERED] = { "ext4_buffered", { "ext4:ext4_da_write_begin", "ext4:ext4_write_begin" },
 		{ "ext4_da_write_begin", "ext4_write_begin" }, BTF_KINDS, false,
 		"ext4 buffered-write i_rwsem learned only from write syscalls" },
@@ -624,6 +631,12 @@ void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_los
 		else
 			json_null(j, "reason");
 		json_bool(j, "extra", def->extra);
+		json_key(j, "kinds");
+		json_begin_array(j);
+		for (i = 0; i < NR_ATTACH; i++)
+			if (def->kinds & (1u << i))
+				json_value_string(j, rec_attach_names[i]);
+		json_end_array(j);
 		if (with_lost || st->attach < 0)
 			json_string(j, "lost", def->lost);
 		json_end_object(j);

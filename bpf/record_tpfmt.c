@@ -181,7 +181,17 @@ static const char *find_table(const char *fmt, const char *field, bool *flags)
 			return p + strlen(pat);
 		}
 	}
-	/* Some formats mask the field first: __print_flags(REC->f & MASK, ...) */
+	/* A guarded field: __print_flags(REC->found ? REC->status : 0, "", ...) */
+	for (i = 0; i < 2; i++) {
+		const char *p;
+
+		snprintf(pat, sizeof(pat), "? REC->%s : 0,", field);
+		p = strstr(fmt, pat);
+		if (p && strstr(fmt, calls[i]) && strstr(fmt, calls[i]) < p) {
+			*flags = i == 0;
+			return p + strlen(pat);
+		}
+	}
 	return NULL;
 }
 
@@ -281,7 +291,12 @@ static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {
 	{ "iomap", "iomap_iter_dstmap", "type", false,
 	  { B("HOLE", iomap_hole), B("UNWRITTEN", iomap_unwritten), B("MAPPED", iomap_mapped) } },
 	{ "iomap", "iomap_iter_dstmap", "flags", false, { B("NEW", iomap_f_new) } },
-	{ "ext4", "ext4_ext_map_blocks_exit", "mflags", false, { B("N", ext4_map_new) } },
+	{ "ext4", "ext4_ext_map_blocks_exit", "mflags", false,
+	  { B("N", ext4_map_new), B("M", ext4_map_mapped), B("U", ext4_map_unwritten) } },
+	{ "ext4", "ext4_ext_map_blocks_exit", "flags", false, { B("CREATE", ext4_gb_create) } },
+	{ "ext4", "ext4_es_lookup_extent_exit", "status", false,
+	  { B("W", ext4_es_written), B("U", ext4_es_unwritten), B("H", ext4_es_hole) } },
+	{ "ext4", "ext4_allocate_blocks", "flags", false, { B("HINT_DATA", ext4_mb_hint_data) } },
 	{ "xfs", "xfs_ilock", "lock_flags", true,
 	  { B("IOLOCK", xfs_iolock), B("ILOCK", xfs_ilock), B("MMAPLOCK", xfs_mmaplock) } },
 };

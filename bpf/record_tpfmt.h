@@ -33,7 +33,7 @@ struct tpfmt_source {
 	bool decoded;    /* decoded from the kernel (tracefs or BTF), else defaults */
 };
 
-#define TPFMT_NR_SOURCES 7
+#define TPFMT_NR_SOURCES 10
 
 /* Fills *bits from the tracefs formats; what cannot be read keeps the
  * defaults already in *bits. */

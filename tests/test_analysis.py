@@ -43,7 +43,7 @@ def test_usl_needs_three_thread_counts():
     ("ext4", {"writes": 100, "extending": 100, "hole": 100}, {}, "extending"),
     ("ext4", {"writes": 100, "unaligned": 100, "unwritten": 90, "mapped": 10}, {},
      "unaligned_unwritten"),
-    ("xfs", {"writes": 100, "unaligned": 60}, {}, "unaligned"),
+    ("xfs", {"writes": 100, "unaligned": 60, "hole": 30, "unwritten": 30}, {}, "unaligned"),
     ("ext4", {"writes": 0, "buffered_writes": 500}, {}, "buffered"),
     ("xfs", {"writes": 0, "buffered_writes": 500}, {}, "buffered"),
     ("ext4", {"writes": 100, "mapped": 100}, {"setgid": True}, "not_nosec"),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.report.notes import missing_notes
 from test_record_common import record_binary, recorder
 
 
@@ -74,22 +75,87 @@ def test_not_root_says_what_is_missing():
     one_line_error(res, res.returncode, "not root", "lockscope doctor")
 
 
-@pytest.mark.kernel
-def test_list_features_probes_every_group():
-    res = run("--list-features")
+def attach_works() -> dict[str, bool]:
+    """Which attach kinds a direct load+attach of a test program accepts here
+    (lockscope-features): the independent route every expectation below rests on."""
+    res = subprocess.run([str(Path(record_binary()).with_name("lockscope-features"))],
+                         capture_output=True, text=True, timeout=60)
+    return {k: bool(v.get("ok")) for k, v in json.loads(res.stdout)["attach"].items()}
+
+
+def list_features(*args: str) -> dict[str, dict]:
+    res = run("--list-features", *args)
     assert res.returncode == 0, res.stderr
-    groups = {g["name"]: g for g in json.loads(res.stdout)["groups"]}
-    for name in ("lock", "dio", "dio_map", "xfs_ilock", "ext4_map", "sched", "block", "syscalls",
-                 "jbd2"):
-        assert groups[name]["enabled"] is True, groups[name]
-        assert groups[name]["attach"] in ("tp_btf", "raw_tp", "tracepoint")
+    return {g["name"]: g for g in json.loads(res.stdout)["groups"]}
+
+
+def _events_exist(g: dict) -> bool:
+    return all(os.path.exists("/sys/kernel/tracing/events/" + tp.replace(":", "/"))
+               for tp in g["tracepoints"])
+
+
+@pytest.mark.kernel
+def test_list_features_agrees_with_a_direct_attach():
+    works = attach_works()
+    groups = list_features()
     for g in groups.values():
-        assert set(g) >= {"name", "enabled", "attach", "tracepoints", "reason", "lost"}
-        assert g["enabled"] or (g["attach"] is None and g["reason"])
-    # DESIGN.md: no kprobes and no fentry on this machine; the extra is off, nothing else.
-    extra = groups["ext4_write_entry"]
-    assert extra["extra"] is True and extra["enabled"] is False
-    assert "fentry" in extra["reason"] and "kprobe" in extra["reason"]
+        assert set(g) >= {"name", "enabled", "attach", "tracepoints", "reason", "lost", "kinds"}
+        assert g["enabled"] or (g["attach"] is None and g["reason"] and g["lost"])
+        if g["enabled"]:
+            assert works[g["attach"]], g     # never a kind the kernel refuses
+        if g["extra"]:
+            # kprobes and fentry are optional: off exactly when no offered kind works
+            # (or the function is missing), and then each kind says why
+            if not any(works[k] for k in g["kinds"]):
+                assert not g["enabled"]
+            if not g["enabled"]:
+                assert all(k in g["reason"] for k in g["kinds"]), g
+        elif _events_exist(g) and any(works[k] for k in g["kinds"]):
+            assert g["enabled"], g
+    assert groups["lock"]["enabled"]
+
+
+@pytest.mark.kernel
+def test_attach_kinds_fall_back_group_by_group():
+    """Forbidding tp_btf moves each group to its next offered kind that works; forbidding
+    raw_tp too leaves classic tracepoints, and groups without one are off saying why."""
+    works = attach_works()
+    base = list_features()
+    order = ("tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe")
+    for allowed in (("raw_tp", "tracepoint", "fentry", "kprobe"), ("tracepoint",)):
+        groups = list_features("--attach-kinds", ",".join(allowed))
+        for name, g in groups.items():
+            if not base[name]["enabled"] or base[name]["extra"]:
+                continue
+            usable = [k for k in order if k in g["kinds"] and k in allowed and works[k]]
+            if base[name]["attach"] in allowed:
+                assert g["attach"] == base[name]["attach"], g
+            elif usable:
+                assert g["attach"] == usable[0], g
+            else:
+                assert not g["enabled"] and "not in --attach-kinds" in g["reason"], g
+
+
+@pytest.mark.kernel
+def test_an_extra_that_is_off_drops_only_itself(tmp_path):
+    """With or without the kprobe/fentry extra, every tracepoint group still records;
+    an extra that failed (at load or attach) is off with its sentence of what is lost."""
+    out = tmp_path / "r.json"
+    res = run("--duration", "0.2", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    trace = json.loads(out.read_text())
+    feats = {f["name"]: f for f in trace["features"]}
+    base = list_features("--attach-kinds", "tp_btf,raw_tp,tracepoint")
+    notes = missing_notes({"runs": [{"fs": "ext4", "threads": 1, "trace": trace}],
+                           "analysis": {"ext4": {}}})
+    for name, f in feats.items():
+        if f["extra"]:
+            assert f["enabled"] or (f["reason"] and f["lost"]), f
+            said = [n for n in notes if f"extra '{name}' was off" in n]
+            assert bool(said) is (not f["enabled"]), notes
+            assert all(f["lost"] in n for n in said)
+        else:
+            assert f["enabled"] == base[name]["enabled"], (f, base[name])
 
 
 @pytest.mark.kernel

@@ -87,6 +87,8 @@ def recorder(args: list[str], out: Path):
         def start() -> None:
             proc.stdin.write("start\n")
             proc.stdin.flush()
+            said = proc.stdout.readline()
+            assert said == "started\n", f"recorder said {said!r}"
 
         def finish() -> dict:
             proc.stdin.write("stop\n")

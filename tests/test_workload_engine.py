@@ -328,7 +328,7 @@ def test_fsync_every_n_writes(load, xfs_fs, tmp_path):
 
 def test_time_based_and_ramp(load, xfs_fs, tmp_path):
     doc = ok_run(load, tmp_path, "--name=t", f"--filename={xfs_fs.path}/t.dat",
-                 "--rw=randread", "--bs=4k", "--size=1m", "--direct=1", "--time_based",
+                 "--rw=randread", "--bs=4k", "--size=64k", "--direct=1", "--time_based",
                  "--runtime=1", "--ramp_time=0.5", "--numjobs=2", "--group_reporting")
     tp = doc["lockscope"]["timed_phase"]
     ramp = tp["start_monotonic_ns"] - tp["threads_released_monotonic_ns"]
@@ -336,7 +336,7 @@ def test_time_based_and_ramp(load, xfs_fs, tmp_path):
     # the timed phase is the runtime (give or take one I/O), not ramp + runtime
     assert 0.9e9 < tp["duration_ns"] < 1.5e9
     assert 0.9e3 < doc["jobs"][0]["read"]["runtime"] < 1.5e3
-    assert doc["jobs"][0]["read"]["total_ios"] > 256  # looped over the 1 MiB region
+    assert doc["jobs"][0]["read"]["total_ios"] > 16  # looped over the 64 KiB region
     series = doc["lockscope"]["series"]["points"]
     assert series and series[0]["t_s"] == pytest.approx(1.0, abs=0.1)
     assert sum(p["read_ios"] for p in series) == doc["jobs"][0]["read"]["total_ios"]

@@ -27,6 +27,8 @@ TRACEPOINTS = [
     ("iomap:iomap_iter_dstmap", False, "DIO writes not classified as hole/unwritten/mapped"),
     ("xfs:xfs_ilock", False, "XFS ILOCK/IOLOCK/MMAPLOCK waits not attributed to files"),
     ("ext4:ext4_ext_map_blocks_exit", False, "ext4 i_data_sem waits not attributed; fewer ext4 write classes"),
+    ("ext4:ext4_es_lookup_extent_exit", False,
+     "ext4 DIO writes onto unwritten extents cannot be told from writes into holes"),
     ("sched:sched_switch", True, "no off-CPU time and no per-thread time accounting"),
     ("block:block_rq_issue", False, "no block-device latency"),
     ("block:block_rq_complete", False, "no block-device latency"),

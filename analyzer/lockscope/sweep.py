@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,7 +22,7 @@ from .binaries import find_binary
 from .errors import LockscopeError, UsageError
 from .host import filesystem_facts, host_facts
 from .loopfs import make_loopfs
-from .point import clean_workdir, run_point
+from .point import clean_workdir, engine_argv, run_point
 from .progress import SweepProgress
 from .results import SCHEMA, save_results
 from .scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
@@ -121,6 +122,18 @@ def _targets(args) -> dict[str, str]:
     return targets
 
 
+def _validate_job(scenario: Scenario, args) -> None:
+    """The job as the points will run it, parsed by lockscope-load --parse-only: a bad
+    option or value is refused here, before any image, mount or directory is made."""
+    argv = engine_argv(scenario.job, max(args.threads), args.runtime,
+                       Path("/nonexistent/lockscope-check"), "check", Path(os.devnull))
+    res = subprocess.run(argv + ["--parse-only"], capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        lines = res.stderr.strip().splitlines()
+        msg = lines[-1] if lines else f"lockscope-load exited {res.returncode}"
+        raise UsageError(f"{scenario.description}: {msg.removeprefix('lockscope-load: ')}")
+
+
 def _space_needed(scenario: Scenario, threads: list[int]) -> int:
     size = parse_size(scenario.job.get("size", "1g"))
     # lockscope-load: per-thread files, and appends (each thread may add `size`).
@@ -145,7 +158,7 @@ def run(args) -> int:
     if args.repeat < 1:
         raise UsageError("--repeat must be >= 1")
     scenario = _scenario(args)
-    find_binary("lockscope-load")  # fail before making anything
+    _validate_job(scenario, args)  # fail before making anything
     if not args.no_trace:
         find_binary("lockscope-record")
     targets = _targets(args)

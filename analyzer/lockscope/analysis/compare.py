@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# A lock whose share of thread time differs by less than this is not named.
+MIN_DIFFERENCE = 0.01
+
 
 def compare(per_fs: dict[str, dict]) -> dict | None:
     usable = {fs: a for fs, a in per_fs.items() if a.get("points")}
@@ -24,12 +27,20 @@ def compare(per_fs: dict[str, dict]) -> dict | None:
     worst = min(rows, key=lambda fs: rows[fs]["speedup"])
     ratio = rows[best]["speedup"] / rows[worst]["speedup"] if rows[worst]["speedup"] else None
     names = set().union(*shares.values())
-    diff_lock = max(names, key=lambda k: max(s.get(k, 0) for s in shares.values())
-                    - min(s.get(k, 0) for s in shares.values()), default=None)
+
+    def spread(k: str) -> float:
+        return max(s.get(k, 0) for s in shares.values()) - min(s.get(k, 0) for s in shares.values())
+
+    diff_lock = max(names, key=spread, default=None)
+    if diff_lock is not None and spread(diff_lock) < MIN_DIFFERENCE:
+        diff_lock = None
     summary = (f"at {n} threads {best} reaches {rows[best]['speedup']:.2f}x its {n0}-thread "
                f"throughput and {worst} {rows[worst]['speedup']:.2f}x")
     if diff_lock:
         summary += "; the wait that differs most is " + diff_lock + " (" + ", ".join(
             f"{fs} {shares[fs].get(diff_lock, 0):.0%}" for fs in rows) + " of thread time)"
+    else:
+        summary += (f"; no lock wait differs between them by {MIN_DIFFERENCE:.0%} of thread "
+                    "time or more")
     return {"threads": n, "base_threads": n0, "filesystems": rows, "best": best,
             "ratio": ratio, "difference_lock": diff_lock, "summary": summary + "."}

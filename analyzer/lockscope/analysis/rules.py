@@ -1,5 +1,6 @@
 """Why an inode lock was taken exclusive: DIO write classes matched against each
-filesystem's locking rules. Every rule cites the kernel code it rests on.
+filesystem's locking rules. Every rule cites the kernel code it rests on; the rules,
+their sources and the commits behind them are in docs/kernel-locking.md.
 
 ext4 (fs/ext4/file.c, ext4_dio_write_checks): a DIO write keeps i_rwsem shared
 only for an overwrite of allocated blocks that does not extend i_size, on an
@@ -12,7 +13,7 @@ when they allocate (allocation is serialized by the ILOCK inside
 xfs_iomap_write_direct); xfs_file_write_checks takes it exclusive to zero the
 gap past EOF or to strip privileges of a !IS_NOSEC inode;
 xfs_file_dio_write_unaligned goes exclusive when a block needs zeroing or
-allocation; buffered writes take it exclusive (xfs_file_buffered_write).
+allocation (a hole or an unwritten extent); buffered writes take it exclusive (xfs_file_buffered_write).
 """
 
 from __future__ import annotations
@@ -57,9 +58,11 @@ def _unaligned_unwritten(c: dict, facts: dict) -> tuple[float, str]:
                f"block and {uw:.0%} landed on unwritten extents")
 
 
-def _unaligned(c: dict, facts: dict) -> tuple[float, str]:
-    f = _frac(c, "unaligned")
-    return f, f"{f:.0%} of {c.get('writes', 0)} DIO writes were unaligned to the fs block"
+def _unaligned_needs_block(c: dict, facts: dict) -> tuple[float, str]:
+    un, fresh = _frac(c, "unaligned"), _frac(c, "hole") + _frac(c, "unwritten")
+    f = min(un, fresh)
+    return f, (f"{un:.0%} of {c.get('writes', 0)} DIO writes were unaligned to the fs block "
+               f"and {fresh:.0%} found a hole or unwritten extent")
 
 
 def _buffered(c: dict, facts: dict) -> tuple[float, str]:
@@ -106,13 +109,13 @@ RULES = [
          {"ext4": "fs/ext4/file.c: ext4_dio_write_checks() -> ext4_unaligned_io(), "
                   "inode_dio_wait()"},
          _unaligned_unwritten,
-         {"ext4": "align writes to the filesystem block size, or write the extents once "
-                  "instead of fallocating them"}),
+         {"ext4": "align the writes to the fs block size (the extents are already "
+                  "allocated: aligned writes onto unwritten extents keep i_rwsem shared)"}),
     Rule("unaligned", ("xfs",), "an unaligned DIO write that needs zeroing or allocation "
          "retries with the IOLOCK exclusive",
          {"xfs": "fs/xfs/xfs_file.c: xfs_file_dio_write_unaligned()"},
-         _unaligned,
-         {"xfs": "align writes to the filesystem block size"}),
+         _unaligned_needs_block,
+         {"xfs": "align the writes to the fs block size"}),
     Rule("buffered", ("ext4", "xfs"), "buffered writes take the inode lock exclusive",
          {"ext4": "fs/ext4/file.c: ext4_buffered_write_iter() -> inode_lock()",
           "xfs": "fs/xfs/xfs_file.c: xfs_file_buffered_write() -> xfs_ilock(XFS_IOLOCK_EXCL)"},

@@ -17,7 +17,8 @@ CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
 def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict],
            cpus: int | None = None) -> dict:
     if not points:
-        return _verdict("inconclusive", evidence=["no completed runs"], confidence="low")
+        return _verdict("inconclusive", evidence=["no completed runs"], confidence="low",
+                        summary=f"{fstype} has no completed runs, so there is nothing to judge.")
     hi, lo = points[-1], points[0]
     eff = hi["efficiency"]
     speedup = hi["iops"]["mean"] / lo["iops"]["mean"] if lo["iops"]["mean"] else 0.0
@@ -25,7 +26,9 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
              f"(efficiency {eff:.0%} at {hi['threads']})")
     if len(points) == 1:
         return _verdict("inconclusive", evidence=[f"only one thread count ({lo['threads']}): "
-                                                  "nothing to compare"], confidence="low")
+                                                  "nothing to compare"], confidence="low",
+                        summary=f"{fstype} ran at one thread count only ({lo['threads']}): "
+                        "scaling needs at least two.")
     if eff >= SCALES_EFFICIENCY:
         return _verdict("scales", evidence=[curve], confidence="high",
                         summary=f"{fstype} scales: {curve}.")
@@ -107,4 +110,6 @@ def _verdict(kind: str, *, lock=None, path=None, mode=None, reasons=None, explai
     return {"kind": kind, "lock": lock, "path": path, "mode": mode, "reasons": reasons or [],
             "explained_loss": explained_loss, "evidence": evidence or [],
             "confidence": confidence, "remedies": remedies or [],
-            "kernel_function": kernel_function, "summary": summary}
+            "kernel_function": kernel_function,
+            # every verdict says something, even one built without its own sentence
+            "summary": summary or (f"{evidence[0]}." if evidence else f"{kind}.")}
