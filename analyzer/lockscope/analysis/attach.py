@@ -96,6 +96,11 @@ def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
         r["inode_lock_ns"] += lk.get("total_ns", 0)
         if lk.get("kind") not in r["inode_lock_kinds"]:
             r["inode_lock_kinds"].append(lk.get("kind"))
+    # Some dio counts are global (xfs_unwritten_convert runs in any context): a file
+    # the traced threads neither wrote, read, synced nor waited on is not theirs.
+    rows = {k: r for k, r in rows.items()
+            if r["dio_writes"] or r["buffered_writes"] or r["reads"] or r["fsyncs"]
+            or r["inode_lock_waits"]}
     facts = {f.get("path"): f for f in files}
     for r in rows.values():
         if r["inode_lock_ns"]:

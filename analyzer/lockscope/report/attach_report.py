@@ -105,10 +105,10 @@ def render_attach_html(doc: dict, plots, flames, base: Path, source: str = "") -
 
 
 def render_attach_markdown(doc: dict, plots, source: str = "") -> str:
-    from .html import _env
+    from .markdown import markdown_env
 
     m = attach_model(doc, source)
-    return _env().get_template("attach.md.j2").render(
+    return markdown_env().get_template("attach.md.j2").render(
         m=m, plots=[p for p in plots if p.png is not None])
 
 
