@@ -67,7 +67,9 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
             proc.wait()
     reader.join(5)
     assert proc.returncode == 0, "".join(err) + stdout
-    return json.loads((out / "results.json").read_text()), load_out
+    doc = json.loads((out / "results.json").read_text())
+    doc["_stderr"] = "".join(err)  # the live lines (plain: stderr is not a terminal)
+    return doc, load_out
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +156,7 @@ def test_commit_rate_agrees_with_sysbench(mariadb_run):
     total = int(re.search(r"transactions:\s+(\d+)", load).group(1))
     db = doc["analysis"]["attach"]["db"]
     assert db["samples"] >= WINDOW_S - 1
+    assert re.search(r"mariadbd: \d+/\d+ s .*commits/s", doc["_stderr"]), doc["_stderr"]
     # The window holds the whole sysbench run: commits counted = its transactions.
     assert db["commits"] == pytest.approx(total, rel=0.10), (db, bench)
 

@@ -45,7 +45,7 @@ class AttachProgress:
         self.tty = sys.stderr.isatty()
         self._live = None
         self._series_pos = 0
-        self._last_plain = 0.0
+        self._last_plain = 1.0 - PLAIN_EVERY_S  # the first plain line after one second
         self._last_io: tuple[float, dict] | None = None
         self._io_rate: float | None = None
         self.last_text = ""
