@@ -18,6 +18,12 @@
  * ids carry this bit. */
 #define REC_SPIN_STACK 0x80000000u
 #define REC_SPIN_STACK_DEPTH 16
+/* User stacks unwound in user space from a copy of the stack
+ * (record_ustack.bpf.h): their ids carry this bit and a sample number. */
+#define REC_DWARF_STACK 0x40000000u
+#define REC_DWARF_ID_MASK 0x3fffffffu
+#define REC_USTACK_BYTES 16384    /* stack bytes copied above the user sp */
+#define REC_USTACK_REGS 33        /* DWARF registers: x86_64 uses 17, arm64 33 */
 #define REC_MAX_PIDS 64       /* --pid list */
 #define REC_NR_SYSCALLS 6
 
@@ -40,6 +46,8 @@ enum rec_drop {
 	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked */
 	COUNT_LOCK_STACKS_REUSED, /* the same for lock waits */
 	COUNT_LOCK_STACKS_WALKED,
+	COUNT_USTACKS_COPIED,   /* not a loss: user stacks copied for unwinding */
+	DROP_USTACK_RINGBUF,    /* ring buffer full: frame-pointer stack instead */
 	DROP_MAX,
 };
 
@@ -137,6 +145,18 @@ struct offcpu_key {
 	__u32 ustack;
 	__u32 reason;
 	__u32 pad;
+};
+
+/* One copied user stack, sent through the ring buffer "ustack_samples".
+ * regs are in the DWARF register order of the architecture; data holds
+ * size bytes of the stack from regs' stack pointer up. */
+struct ustack_sample {
+	__u32 id;             /* REC_DWARF_STACK | sample number */
+	__u32 pid;
+	__u32 tid;
+	__u32 size;
+	__u64 regs[REC_USTACK_REGS];
+	__u8 data[REC_USTACK_BYTES];
 };
 
 struct offcpu_val {

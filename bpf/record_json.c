@@ -246,6 +246,7 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_uint(j, "stack_missing", d[DROP_STACK_MISSING] + d[DROP_USTACK_MISSING]);
 	json_uint(j, "kernel_stack_missing", d[DROP_STACK_MISSING]);
 	json_uint(j, "user_stack_missing", d[DROP_USTACK_MISSING]);
+	json_uint(j, "user_stack_ring_full", d[DROP_USTACK_RINGBUF]);
 	json_uint(j, "nested_begin", d[DROP_NESTED_BEGIN]);
 	json_uint(j, "end_without_begin", d[DROP_END_WITHOUT_BEGIN]);
 	json_uint(j, "dio_untracked", d[DROP_DIO_UNTRACKED]);
@@ -263,6 +264,9 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_uint(j, "offcpu_stacks_walked", d[COUNT_STACKS_WALKED]);
 	json_uint(j, "lock_stacks_reused", d[COUNT_LOCK_STACKS_REUSED]);
 	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);
+	json_uint(j, "user_stacks_copied", d[COUNT_USTACKS_COPIED]);
+	json_uint(j, "user_stacks_unwound", s->stacks.unwind.samples);
+	json_uint(j, "unwind_cpu_us", s->stacks.unwind.cpu_ns / 1000);
 	json_end_object(j);
 }
 

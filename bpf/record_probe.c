@@ -349,7 +349,8 @@ static int try_alone(const struct rec_group_def *g, int kind, const char **stage
 	if (!skel)
 		return -errno;
 	bpf_object__for_each_map(map, skel->obj)
-		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY)
+		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
+		    bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) /* a ring is pages */
 			bpf_map__set_max_entries(map, 1);
 	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
 		snprintf(prog_name, sizeof(prog_name), "%s%s", g->progs[i], suffixes[kind]);

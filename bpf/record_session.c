@@ -120,6 +120,8 @@ static int configure(struct record_bpf *skel, void *arg)
 		err = bpf_map__set_map_flags(lazy[i], bpf_map__map_flags(lazy[i]) | BPF_F_NO_PREALLOC);
 	if (!err)
 		err = bpf_map__set_value_size(skel->maps.stacks, o->stack_depth * sizeof(__u64));
+	if (!err)
+		err = stacks_configure(skel, o->user_stacks);
 	if (err) {
 		rec_error("cannot size the BPF maps: %s", strerror(-err));
 		return err;
@@ -239,6 +241,8 @@ void rec_stop(struct rec_session *s)
 		s->end_wall = now_ns(CLOCK_REALTIME);
 	}
 	rec_tick(s);
+	if (s->stacks_ready)
+		stacks_unwind_finish(&s->stacks);
 }
 
 static bool thread_alive(__u32 pid, __u32 tid)

@@ -4,9 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
 #include "record_read.h"
 #include "record_stacks.h"
+#include "record.skel.h"
 #include "symbolize.h"
+
+/* Room for the copies of a burst of stack walks (every thread blocking
+ * at a new place at once) while the unwinder catches up: ~500 copies. */
+#define USTACK_RING_BYTES (8u << 20)
 
 /* Frames of the tracing machinery between the traced kernel code and the
  * BPF program; they say nothing about the wait. */
@@ -26,9 +33,126 @@ static bool is_machinery(const char *frame)
 	return false;
 }
 
+/* ---- user stacks unwound from copies: id -> frames -------------------- */
+
+struct dwarf_stack {
+	__u32 id;                 /* 0: empty slot */
+	int n;
+	char *frames;             /* n NUL-terminated strings, leaf first */
+};
+
+struct dwarf_stacks {
+	struct dwarf_stack *slots;
+	size_t nslots, n;
+};
+
+static size_t dwarf_hash(__u32 id, size_t nslots)
+{
+	return (id * 2654435761u) & (nslots - 1);
+}
+
+static struct dwarf_stack *dwarf_find(struct dwarf_stacks *d, __u32 id)
+{
+	size_t h;
+
+	if (!d || !d->nslots)
+		return NULL;
+	for (h = dwarf_hash(id, d->nslots); d->slots[h].id; h = (h + 1) & (d->nslots - 1))
+		if (d->slots[h].id == id)
+			return &d->slots[h];
+	return NULL;
+}
+
+static int dwarf_grow(struct dwarf_stacks *d)
+{
+	size_t nslots = d->nslots ? d->nslots * 2 : 1024, i, h;
+	struct dwarf_stack *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < d->nslots; i++) {
+		if (!d->slots[i].id)
+			continue;
+		for (h = dwarf_hash(d->slots[i].id, nslots); slots[h].id; h = (h + 1) & (nslots - 1))
+			;
+		slots[h] = d->slots[i];
+	}
+	free(d->slots);
+	d->slots = slots;
+	d->nslots = nslots;
+	return 0;
+}
+
+static void dwarf_put(struct dwarf_stacks *d, __u32 id, int n, char *frames)
+{
+	size_t h;
+
+	if (dwarf_find(d, id) || ((d->n + 1) * 2 > d->nslots && dwarf_grow(d))) {
+		free(frames);
+		return;
+	}
+	for (h = dwarf_hash(id, d->nslots); d->slots[h].id; h = (h + 1) & (d->nslots - 1))
+		;
+	d->slots[h] = (struct dwarf_stack){ .id = id, .n = n, .frames = frames };
+	d->n++;
+}
+
+static void dwarf_free(struct dwarf_stacks *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->nslots; i++)
+		free(d->slots[i].frames);
+	free(d->slots);
+	free(d);
+}
+
+/* The unwinder's sink: symbolized now, while the process and its mappings
+ * are there to read. */
+static void on_unwound(void *arg, __u32 id, int pid, const __u64 *pcs, int n)
+{
+	struct rec_stacks *s = arg;
+	char frame[FRAME_LEN], *buf = NULL;
+	size_t len = 0, l;
+	int i;
+
+	if (n > s->depth)
+		n = s->depth;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++) {
+		char *nb;
+
+		if (s->usyms)
+			usyms_format(s->usyms, pid, pcs[i], frame, sizeof(frame));
+		else
+			snprintf(frame, sizeof(frame), SYM_UNKNOWN);
+		l = strlen(frame) + 1;
+		nb = realloc(buf, len + l);
+		if (!nb)
+			break;
+		buf = nb;
+		memcpy(buf + len, frame, l);
+		len += l;
+	}
+	if (buf)
+		dwarf_put(s->dwarf, id, i, buf);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int stacks_configure(struct record_bpf *skel, bool user_stacks)
+{
+	skel->rodata->dwarf_ustacks = user_stacks;
+	/* the smallest ring (one page) when nothing is copied */
+	return bpf_map__set_max_entries(skel->maps.ustack_samples,
+					user_stacks ? USTACK_RING_BYTES : (__u32)getpagesize());
+}
+
 int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks)
 {
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
 	s->skel = skel;
 	s->ksyms = ksyms_load();
 	if (!s->ksyms)
@@ -36,13 +160,35 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 	s->usyms = usyms_new();
 	s->kcache_len = 2 * max_stacks; /* ids of the stack map, then of the spin map */
 	s->kcache = calloc(s->kcache_len, sizeof(*s->kcache));
-	return s->kcache ? 0 : -ENOMEM;
+	if (!s->kcache)
+		return -ENOMEM;
+	/* --stack-depth, as the stack map's value size says */
+	s->depth = bpf_map__value_size(skel->maps.stacks) / sizeof(__u64);
+	if (skel->rodata->dwarf_ustacks) {
+		s->dwarf = calloc(1, sizeof(*s->dwarf));
+		if (!s->dwarf)
+			return -ENOMEM;
+		s->unwinder = unwinder_start(bpf_map__fd(skel->maps.ustack_samples), on_unwound, s);
+		if (!s->unwinder)
+			return -errno;
+	}
+	return 0;
+}
+
+void stacks_unwind_finish(struct rec_stacks *s)
+{
+	if (!s->unwinder)
+		return;
+	unwinder_stop(s->unwinder, &s->unwind);
+	s->unwinder = NULL;
 }
 
 void stacks_free(struct rec_stacks *s)
 {
 	size_t i;
 
+	stacks_unwind_finish(s);
+	dwarf_free(s->dwarf);
 	for (i = 0; s->kcache && i < s->kcache_len; i++)
 		free(s->kcache[i]);
 	free(s->kcache);
@@ -50,13 +196,17 @@ void stacks_free(struct rec_stacks *s)
 		ksyms_free(s->ksyms);
 	if (s->usyms)
 		usyms_free(s->usyms);
+	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
 }
 
 void stacks_add_pid(struct rec_stacks *s, int pid)
 {
-	if (s->usyms && pid > 0)
-		usyms_add_pid(s->usyms, pid);
+	if (!s->usyms || pid <= 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	usyms_add_pid(s->usyms, pid);
+	pthread_mutex_unlock(&s->lock);
 }
 
 const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
@@ -89,12 +239,25 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 	return fr;
 }
 
-bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
+/* An unwound stack's frames into out; none when the unwinder has not
+ * reached it yet (stacks_unwind_finish at the end of a recording does). */
+static void user_dwarf(struct rec_stacks *s, __u32 id, struct frames *out)
+{
+	const struct dwarf_stack *d = dwarf_find(s->dwarf, id);
+	const char *f;
+	int i;
+
+	for (i = 0, f = d ? d->frames : NULL; d && i < d->n && i < REC_MAX_STACK_DEPTH; i++) {
+		snprintf(out->f[out->n++], FRAME_LEN, "%s", f);
+		f += strlen(f) + 1;
+	}
+}
+
+static void user_walked(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
 {
 	__u64 ips[REC_MAX_STACK_DEPTH];
 	int n, i;
 
-	out->n = 0;
 	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	for (i = 0; i < n; i++) {
 		if (s->usyms)
@@ -108,6 +271,19 @@ bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
 	while (out->n > 1 && !strcmp(out->f[out->n - 1], SYM_UNKNOWN) &&
 	       !strcmp(out->f[out->n - 2], SYM_UNKNOWN))
 		out->n--;
+}
+
+bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
+{
+	out->n = 0;
+	if (id == REC_NO_STACK)
+		return false;
+	pthread_mutex_lock(&s->lock);   /* the unwinder may still write */
+	if (id & REC_DWARF_STACK)
+		user_dwarf(s, id, out);
+	else
+		user_walked(s, id, pid, out);
+	pthread_mutex_unlock(&s->lock);
 	return out->n > 0;
 }
 

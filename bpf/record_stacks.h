@@ -4,14 +4,17 @@
 #ifndef LOCKSCOPE_RECORD_STACKS_H
 #define LOCKSCOPE_RECORD_STACKS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "record.h"
+#include "unwind.h"
 
 struct record_bpf;
 struct ksyms;
 struct usyms;
+struct dwarf_stacks;
 
 #define FRAME_LEN 160
 
@@ -27,10 +30,25 @@ struct rec_stacks {
 	struct frames **kcache;     /* by kernel stack id */
 	size_t kcache_len;
 	int ksyms_err;              /* errno of ksyms_load, 0 if loaded */
+	/* user stacks unwound from copies (ids with REC_DWARF_STACK), filled
+	 * by the unwinder's thread; usyms is shared with it under lock */
+	struct unwinder *unwinder;
+	struct dwarf_stacks *dwarf;
+	struct unwind_stats unwind; /* final, once the unwinder stopped */
+	int depth;                  /* frames kept per unwound stack */
+	pthread_mutex_t lock;
 };
+
+/* Before load: whether the kernel side copies user stacks for the unwinder,
+ * and the size of its ring buffer. 0 or a negative errno. */
+int stacks_configure(struct record_bpf *skel, bool user_stacks);
 
 int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks);
 void stacks_free(struct rec_stacks *s);
+
+/* Unwinds what is still queued and stops the unwinder: at the end of the
+ * recording, before the stacks are read. */
+void stacks_unwind_finish(struct rec_stacks *s);
 
 /* Reads /proc/PID/maps and the ELF files now, while pid still lives. */
 void stacks_add_pid(struct rec_stacks *s, int pid);

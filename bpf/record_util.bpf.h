@@ -146,6 +146,13 @@ static __always_inline __u32 spin_kstack_id(void *ctx)
 	return stack_id_from(ctx, &spin_stacks, REC_SPIN_STACK);
 }
 
+#include "record_ustack.bpf.h"
+
+/* A copy for the unwinder when it runs (frame pointers are absent from
+ * distribution builds of libc and the servers, and a frame-pointer walk
+ * through such code gives no sign of having gone wrong, so it is no
+ * fallback worth trying first); else, or when the copy cannot be sent,
+ * the frame-pointer walk. */
 static __always_inline __u32 ustack_id(void *ctx)
 {
 	struct task_struct *task;
@@ -156,6 +163,11 @@ static __always_inline __u32 ustack_id(void *ctx)
 	task = bpf_get_current_task_btf();
 	if (task->flags & 0x00200000 /* PF_KTHREAD */)
 		return REC_NO_STACK;
+	if (dwarf_ustacks) {
+		id = ustack_copy(task);
+		if (id != REC_NO_STACK)
+			return id;
+	}
 	id = bpf_get_stackid(ctx, &stacks, BPF_F_FAST_STACK_CMP | BPF_F_USER_STACK);
 	if (id < 0) {
 		drop(DROP_USTACK_MISSING);

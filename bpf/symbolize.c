@@ -15,6 +15,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include "symbolize.h"
 
@@ -26,6 +27,7 @@ struct sym {
 	uint64_t addr;
 	uint64_t end;
 	const char *name;
+	char *shown;         /* user symbols: name demangled, made on first use */
 };
 
 /* Candidate symbol while a table is built: several may share an address. */
@@ -274,7 +276,7 @@ static int ksyms_build(struct ksyms *ks, struct cand *c, size_t n)
 
 		if (*nv && v[*nv - 1].addr == c[i].addr)
 			continue;  /* a worse-ranked alias */
-		v[(*nv)++] = (struct sym){ c[i].addr, c[i].end, ks->raw + c[i].name };
+		v[(*nv)++] = (struct sym){ c[i].addr, c[i].end, ks->raw + c[i].name, NULL };
 	}
 	return 0;
 }
@@ -369,6 +371,8 @@ static void elf_syms_free(struct elf_syms *f)
 {
 	if (!f)
 		return;
+	for (size_t i = 0; f->syms && i < f->nsyms; i++)
+		free(f->syms[i].shown);
 	free(f->syms);
 	free(f->names);
 	free(f->segs);
@@ -479,14 +483,100 @@ static int elf_build_syms(struct elf_syms *f, struct cand *c, size_t n, const ch
 		end = sized ? sized_end : guess_end;
 		if (!sized && j < n && c[j].addr < end)
 			end = c[j].addr;
-		f->syms[k++] = (struct sym){ c[i].addr, end, names + c[i].name };
+		f->syms[k++] = (struct sym){ c[i].addr, end, names + c[i].name, NULL };
 		i = j;
 	}
 	f->nsyms = k;
 	return 0;
 }
 
-/* Reads segments and the .symtab/.dynsym function symbols of an ELF image.
+/* The GNU build-id of an ELF image as lowercase hex into hex; false if none. */
+static bool elf_build_id(Elf *e, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *id = (const unsigned char *)d->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) ||
+			    nh.n_descsz < 2 || nh.n_descsz * 2 + 1 > len)
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", id[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where separate debug files are installed (a -dbg or -dbgsym package):
+ * <root>/.build-id/xx/yyyy.debug. LOCKSCOPE_DEBUG_ROOT replaces the root. */
+static const char *debug_root(void)
+{
+	const char *r = getenv("LOCKSCOPE_DEBUG_ROOT");
+
+	return r && *r ? r : "/usr/lib/debug";
+}
+
+static int scan_symbols(Elf *e, bool debug_file, struct pool *pl, struct cand **c, size_t *n,
+			size_t *cap, uint32_t *seq);
+
+/* Adds the .symtab of the separate debug file of e, when one is installed.
+ * Its symbols carry the same virtual addresses as e's. */
+static int debug_file_scan(Elf *e, struct pool *pl, struct cand **c, size_t *n, size_t *cap,
+			   uint32_t *seq)
+{
+	char id[2 * 64 + 1], path[PATH_MAX];
+	Elf *de;
+	int fd, err = 0;
+
+	if (!elf_build_id(e, id, sizeof(id)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_root(), id, id + 2);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	de = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (de && elf_kind(de) == ELF_K_ELF)
+		err = scan_symbols(de, true, pl, c, n, cap, seq);
+	elf_end(de);
+	close(fd);
+	return err;
+}
+
+/* Function symbols of .symtab and .dynsym into cands; a stripped file's
+ * installed debug file adds its .symtab. */
+static int scan_symbols(Elf *e, bool debug_file, struct pool *pl, struct cand **c, size_t *n,
+			size_t *cap, uint32_t *seq)
+{
+	Elf_Scn *scn = NULL;
+	bool has_symtab = false;
+	int err = 0;
+
+	while (!err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		has_symtab |= sh.sh_type == SHT_SYMTAB;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			err = elf_scan_symtab(e, scn, &sh, pl, c, n, cap, seq);
+	}
+	if (!err && !has_symtab && !debug_file)
+		err = debug_file_scan(e, pl, c, n, cap, seq);
+	return err;
+}
+
+/* Reads segments and the function symbols of an ELF image (scan_symbols).
  * Returns NULL only on allocation failure; a file that is not ELF gives an
  * entry with no segments. */
 static struct elf_syms *elf_syms_read(Elf *e)
@@ -496,8 +586,7 @@ static struct elf_syms *elf_syms_read(Elf *e)
 	struct cand *c = NULL;
 	size_t n = 0, cap = 0;
 	uint32_t seq = 0;
-	Elf_Scn *scn = NULL;
-	int err = 0;
+	int err;
 
 	if (!f)
 		return NULL;
@@ -507,12 +596,7 @@ static struct elf_syms *elf_syms_read(Elf *e)
 		f->nsegs = 0;
 		return f;
 	}
-	while (!err && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			err = elf_scan_symtab(e, scn, &sh, &pl, &c, &n, &cap, &seq);
-	}
+	err = scan_symbols(e, false, &pl, &c, &n, &cap, &seq);
 	if (!err) {
 		if (n)
 			qsort(c, n, sizeof(*c), cand_cmp);
@@ -579,6 +663,7 @@ struct uproc {
 	int err;              /* usyms_add_pid's result, kept for repeats */
 	struct umap *maps;    /* sorted by start */
 	size_t nmaps;
+	uint64_t loaded_ns;   /* when maps were read (CLOCK_MONOTONIC) */
 };
 
 struct usyms {
@@ -776,6 +861,14 @@ static int load_maps(struct usyms *us, struct uproc *p)
 	return err;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 int usyms_add_pid(struct usyms *us, int pid)
 {
 	struct uproc p = { .pid = pid };
@@ -790,6 +883,7 @@ int usyms_add_pid(struct usyms *us, int pid)
 	if (grow(&us->procs, &us->cap_procs, us->nprocs + 1, sizeof(*us->procs)))
 		return -ENOMEM;
 	p.err = load_maps(us, &p);
+	p.loaded_ns = mono_ns();
 	memmove(&us->procs[at + 1], &us->procs[at], (us->nprocs - at) * sizeof(*us->procs));
 	us->procs[at] = p;
 	us->nprocs++;
@@ -827,6 +921,68 @@ static bool file_to_vaddr(const struct elf_syms *f, uint64_t foff, uint64_t *vad
 	return false;
 }
 
+/* libstdc++'s demangler (the C++ ABI's): C++ names are mangled in ELF. */
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+/* Cuts a demangled function name before its own parameter list (the last
+ * balanced "(...)", with any qualifiers after it): flame graphs and name
+ * matching want "ns::Class::method", and frames have a bounded length. */
+static void strip_params(char *name)
+{
+	char *p = strrchr(name, ')');
+	int depth = 0;
+
+	for (; p && p > name; p--) {
+		if (*p == ')')
+			depth++;
+		else if (*p == '(' && --depth == 0)
+			break;
+	}
+	if (p && p > name && *p == '(')
+		*p = '\0';
+}
+
+/* The name a user symbol is shown by: demangled once, then kept. */
+static const char *shown_name(const struct sym *s)
+{
+	struct sym *w = (struct sym *)s;
+	int status = -1;
+	char *d;
+
+	if (s->shown)
+		return s->shown;
+	if (strncmp(s->name, "_Z", 2))
+		return s->name;
+	d = __cxa_demangle(s->name, NULL, NULL, &status);
+	if (!d || status) {
+		free(d);
+		return s->name;
+	}
+	strip_params(d);
+	w->shown = d;
+	return d;
+}
+
+/* A process's mappings are read again for an address outside them (a
+ * library loaded since), at most this often. */
+#define MAPS_REFRESH_NS 1000000000ULL
+
+/* Reads pid's maps again; the old ones stay when that fails (it exited). */
+static void refresh_maps(struct usyms *us, struct uproc *p)
+{
+	struct uproc fresh = { .pid = p->pid };
+	uint64_t now = mono_ns();
+
+	if (now - p->loaded_ns < MAPS_REFRESH_NS)
+		return;
+	p->loaded_ns = now;
+	if (load_maps(us, &fresh))
+		return;
+	uproc_clear(p);
+	p->maps = fresh.maps;
+	p->nmaps = fresh.nmaps;
+}
+
 const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, size_t len)
 {
 	const struct umap *m;
@@ -839,6 +995,10 @@ const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, si
 		return put(buf, len, "%s", SYM_UNKNOWN);
 	at = proc_pos(us, pid, &found);
 	m = map_find(&us->procs[at], addr);
+	if (!m) {
+		refresh_maps(us, &us->procs[at]);
+		m = map_find(&us->procs[at], addr);
+	}
 	if (!m)
 		return put(buf, len, "%s", SYM_UNKNOWN);
 	foff = addr - m->start + m->off;
@@ -846,6 +1006,6 @@ const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, si
 		return put(buf, len, "[%s+0x%" PRIx64 "]", m->name, foff);
 	s = sym_find(m->elf->syms, m->elf->nsyms, va);
 	if (s)
-		return put(buf, len, "%s+0x%" PRIx64, s->name, va - s->addr);
+		return put(buf, len, "%s+0x%" PRIx64, shown_name(s), va - s->addr);
 	return put(buf, len, "[%s+0x%" PRIx64 "]", m->name, va);
 }

@@ -7,6 +7,7 @@ files, /proc/PID/maps of a child we start, and os.stat.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -432,3 +433,162 @@ def test_path_from_mount_does_not_cross_mounts(symtest, loopfs_factory):
         assert res.stdout.strip() != str(f)
     finally:
         subprocess.run(["umount", str(inner_dir)], check=True)
+
+
+LIB_SRC = r"""
+__attribute__((noinline)) int lockscope_lib_fn(int x)
+{
+	volatile int v = x;
+
+	for (int i = 0; i < 8; i++)
+		v = v * 5 + i;
+	return v;
+}
+"""
+
+LIB_CHILD_SRC = r"""
+#include <stdio.h>
+#include <unistd.h>
+int lockscope_lib_fn(int x);
+int main(void)
+{
+	char c;
+
+	printf("ready %d\n", lockscope_lib_fn(1));
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
+"""
+
+
+def section_names(path: Path) -> set[str]:
+    out = subprocess.run([require_tool("readelf"), "-SW", str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    return {m.group(1) for m in re.finditer(r"^\s*\[\s*\d+\]\s+(\S+)", out, re.M)}
+
+
+def test_user_shared_library_without_symtab_uses_dynsym(symtest, tmp_path):
+    require_tool("gcc")
+    (tmp_path / "lib.c").write_text(LIB_SRC)
+    (tmp_path / "main.c").write_text(LIB_CHILD_SRC)
+    lib = tmp_path / "liblockscopet.so"
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(tmp_path / "lib.c")],
+                   check=True)
+    [fn] = nm_symbols(str(lib))["lockscope_lib_fn"]
+    subprocess.run([require_tool("strip"), "--strip-all", str(lib)], check=True)
+    # stripped: no .symtab left, the exported function still in .dynsym
+    assert ".symtab" not in section_names(lib) and ".dynsym" in section_names(lib)
+    assert nm_symbols(str(lib), dynamic=True)["lockscope_lib_fn"] == [fn]
+    exe = tmp_path / "child"
+    subprocess.run(["gcc", "-O1", "-o", str(exe), str(tmp_path / "main.c"), f"-L{tmp_path}",
+                    "-llockscopet", f"-Wl,-rpath,{tmp_path}"], check=True)
+    with Child(exe) as child:
+        base, path = load_base(child.pid, lib.name)
+        got = lines(symtest, "usym", child.pid, hex(base + fn + 3))
+    assert got == ["lockscope_lib_fn+0x3"]
+
+
+STATIC_SRC = r"""
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) static int lockscope_static_fn(int x)
+{
+	volatile int v = x;
+
+	for (int i = 0; i < 8; i++)
+		v = v * 7 + i;
+	return v;
+}
+int main(int argc, char **argv)
+{
+	char c;
+
+	printf("ready %d\n", lockscope_static_fn(argc));
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
+"""
+
+
+def build_id(path: Path) -> str:
+    out = subprocess.run([require_tool("readelf"), "-n", str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    return next(l.split()[-1] for l in out.splitlines() if "Build ID" in l)
+
+
+def test_user_stripped_file_takes_symbols_from_its_debug_file(symtest, tmp_path):
+    """A static function is in no .dynsym: only the separate debug file, found
+    by build-id under the debug root, names it."""
+    require_tool("gcc")
+    (tmp_path / "s.c").write_text(STATIC_SRC)
+    exe = tmp_path / "child"
+    subprocess.run(["gcc", "-O1", "-Wl,--build-id", "-o", str(exe), str(tmp_path / "s.c")],
+                   check=True)
+    [fn] = nm_symbols(str(exe))["lockscope_static_fn"]
+    bid = build_id(exe)
+    root = tmp_path / "debug"
+    dbg = root / ".build-id" / bid[:2] / f"{bid[2:]}.debug"
+    dbg.parent.mkdir(parents=True)
+    subprocess.run([require_tool("objcopy"), "--only-keep-debug", str(exe), str(dbg)], check=True)
+    subprocess.run([require_tool("strip"), "--strip-all", str(exe)], check=True)
+    assert ".symtab" not in section_names(exe)
+    env = dict(os.environ, LOCKSCOPE_DEBUG_ROOT=str(root))
+    with Child(exe) as child:
+        addr = hex(runtime_addr(child.pid, exe, fn) + 1)
+        with_debug = subprocess.run([symtest, "usym", str(child.pid), addr], env=env,
+                                    capture_output=True, text=True, check=True).stdout.split()
+        env["LOCKSCOPE_DEBUG_ROOT"] = str(tmp_path / "none")
+        without = subprocess.run([symtest, "usym", str(child.pid), addr], env=env,
+                                 capture_output=True, text=True, check=True).stdout.split()
+    assert with_debug == ["lockscope_static_fn+0x1"]
+    assert without != with_debug and without[0].startswith("[child+")
+
+
+CXX_SRC = r"""
+#include <cstdio>
+#include <unistd.h>
+namespace lockscope_ns {
+struct Pool {
+	__attribute__((noinline)) int wait_for(int x, const char *why);
+};
+int Pool::wait_for(int x, const char *why)
+{
+	volatile int v = x + why[0];
+
+	for (int i = 0; i < 8; i++)
+		v = v * 3 + i;
+	return v;
+}
+}
+int main()
+{
+	lockscope_ns::Pool p;
+	char c;
+
+	std::printf("ready %d\n", p.wait_for(1, "x"));
+	std::fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
+"""
+
+
+def test_user_cxx_names_are_demangled_without_parameters(symtest, tmp_path):
+    gxx = require_tool("g++")
+    (tmp_path / "c.cc").write_text(CXX_SRC)
+    exe = tmp_path / "child"
+    subprocess.run([gxx, "-O1", "-o", str(exe), str(tmp_path / "c.cc")], check=True)
+    syms = nm_symbols(str(exe))
+    [mangled] = [n for n in syms if "lockscope_ns" in n and "wait_for" in n]
+    demangled = subprocess.run([require_tool("c++filt"), mangled], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    assert demangled.startswith("lockscope_ns::Pool::wait_for(")
+    [fn] = syms[mangled]
+    with Child(exe) as child:
+        got = lines(symtest, "usym", child.pid, hex(runtime_addr(child.pid, exe, fn) + 2))
+    assert got == [demangled.split("(")[0] + "+0x2"]
