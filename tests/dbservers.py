@@ -74,46 +74,101 @@ class Server:
 
 # ---------------------------------------------------------------- MariaDB
 
+def mariadbd_binary() -> str | None:
+    """The server binary (Debian installs it in /usr/sbin, often off PATH), or None."""
+    return shutil.which("mariadbd") or (
+        "/usr/sbin/mariadbd" if os.path.exists("/usr/sbin/mariadbd") else None)
+
+
+class MariaDB:
+    """mariadbd with its data directory under ``base`` (e.g. a loop filesystem), a
+    private socket there and no TCP port; a context manager that stops it on every
+    exit path. Root logs in without a password over the socket. The server runs as
+    the ``mysql`` user: ``base``'s parents must let it through (see _open_path)."""
+
+    def __init__(self, base: Path, options: list[str] | None = None):
+        self.base = Path(base)
+        self.datadir = self.base / "data"
+        self.socket = str(self.base / "mariadbd.sock")
+        self.log = self.base / "mariadbd.log"
+        self.options = list(options or [])
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def __enter__(self) -> "MariaDB":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self, timeout: float = 60) -> None:
+        server = mariadbd_binary()
+        if server is None:
+            raise RuntimeError("mariadbd not installed")
+        self.base.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.base, 0o755)
+        shutil.chown(self.base, "mysql", "mysql")
+        subprocess.run(["mariadb-install-db", "--no-defaults", "--user=mysql",
+                        f"--datadir={self.datadir}", "--auth-root-authentication-method=normal",
+                        "--skip-test-db"], check=True, capture_output=True, timeout=120)
+        self.proc = subprocess.Popen(
+            [server, "--no-defaults", "--user=mysql", f"--datadir={self.datadir}",
+             f"--socket={self.socket}", "--skip-networking",
+             f"--pid-file={self.base}/mariadbd.pid", f"--log-error={self.log}",
+             "--innodb-flush-method=O_DIRECT", "--innodb-buffer-pool-size=128M",
+             "--max-connections=200", *self.options],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _wait_for(lambda: os.path.exists(self.socket)
+                  and mysql_query(self.socket, "SELECT 1") is not None,
+                  timeout, "mariadbd", self.proc, self.log)
+
+    def stop(self, timeout: float = 60) -> None:
+        if self.proc is not None:
+            _stop(self.proc, signal.SIGTERM, timeout)  # mariadbd shuts down cleanly on TERM
+
+    def sql(self, statement: str) -> str:
+        return mysql_query(self.socket, statement, check=True) or ""
+
+    def sysbench(self, command: str, *args: str, timeout: float = 300) -> str:
+        """sysbench oltp_write_only against this server; returns its output."""
+        res = subprocess.run(["sysbench", "oltp_write_only", "--db-driver=mysql",
+                              f"--mysql-socket={self.socket}", "--mysql-user=root",
+                              "--mysql-db=sbtest", *args, command],
+                             capture_output=True, text=True, timeout=timeout)
+        if res.returncode:
+            raise RuntimeError(f"sysbench {command} failed: {res.stdout[-1000:]}"
+                               f"{res.stderr[-1000:]}")
+        return res.stdout
+
+    def server(self) -> Server:
+        return Server("mariadb", self.pid, self.datadir, self.socket, comm="mariadbd",
+                      extra={"log": str(self.log)})
+
+
 @contextmanager
 def mariadb(fstype: str = "ext4", size: int = 2 << 30,
             options: list[str] | None = None) -> Iterator[Server]:
-    """MariaDB on a fresh loop image; database ``sbtest`` exists, root logs in without
-    a password over the socket."""
-    if not shutil.which("mariadbd"):
-        raise RuntimeError("mariadbd not installed")
+    """MariaDB on a fresh loop image with binary logs; database ``sbtest`` exists."""
     fs = make_loopfs(fstype, size_bytes=size)
-    proc = None
-    rundir = Path(tempfile.mkdtemp(prefix="lockscope-mariadb-"))
     try:
         _open_path(fs.path)
-        datadir = fs.path / "mysql"
-        datadir.mkdir()
-        _chown_tree(datadir, "mysql")
-        os.chmod(rundir, 0o755)
-        _chown_tree(rundir, "mysql")
-        log = rundir / "error.log"
-        subprocess.run(["mariadb-install-db", "--user=mysql", f"--datadir={datadir}",
-                        "--auth-root-authentication-method=normal", "--skip-test-db"],
-                       check=True, capture_output=True)
-        sock = str(rundir / "mysqld.sock")
-        argv = ["mariadbd", "--no-defaults", "--user=mysql", f"--datadir={datadir}",
-                f"--socket={sock}", "--skip-networking", f"--pid-file={rundir}/mysqld.pid",
-                f"--log-error={log}", "--innodb-flush-method=O_DIRECT",
-                "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=64M",
-                f"--log-bin={datadir}/binlog", "--server-id=1", "--max-connections=200"]
-        argv += options or []
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
-        _wait_for(lambda: os.path.exists(sock) and mysql_query(sock, "SELECT 1") is not None,
-                  60, "mariadbd", proc, log)
-        mysql_query(sock, "CREATE DATABASE IF NOT EXISTS sbtest", check=True)
-        yield Server("mariadb", proc.pid, datadir, sock, comm="mariadbd",
-                     extra={"log": str(log)})
+        base = fs.path / "mariadb"
+        binlog = [f"--log-bin={base}/data/binlog", "--server-id=1",
+                  "--innodb-log-file-size=64M"]
+        with MariaDB(base, binlog + list(options or [])) as db:
+            db.sql("CREATE DATABASE IF NOT EXISTS sbtest")
+            yield db.server()
     finally:
-        if proc is not None:
-            _stop(proc, signal.SIGTERM, 60)
         fs.destroy()
-        shutil.rmtree(rundir, ignore_errors=True)
 
 
 def mysql_query(sock: str, sql: str, check: bool = False) -> str | None:
