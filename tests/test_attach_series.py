@@ -133,3 +133,22 @@ def test_mysql_logins_from_a_socket_or_a_url(tmp_path):
     assert mysql_params("mysql://ro@/?unix_socket=/tmp/s.sock")["unix_socket"] == "/tmp/s.sock"
     with pytest.raises(DbUnavailable):
         mysql_params("not a dsn")
+
+
+def test_interval_records_take_the_windows_class_of_the_same_wait():
+    # The final document has the futex wait's user stack resolved; the interval has not.
+    futex = ["__schedule+0x618", "futex_wait+0x67", "__x64_sys_futex+0x112"]
+    rec = {"tid": 5, "reason": "other", "kstack": futex, "total_ns": 0.5 * S}
+    part = interval(0, 0.0, idle_threads=0.0)
+    part["threads"].append({"tid": 5, "oncpu_ns": 0.4 * S, "offcpu_ns": 0.5 * S,
+                            "runqueue_ns": 0})
+    part["offcpu"].append({**rec, "ustack": ["[libc.so.6+0x85f16]"]})
+    trace = {"series": [part],
+             "offcpu": [{**rec, "ustack": ["pthread_cond_wait+0x1e7", "worker+0x10"]}]}
+
+    def user(frames, kframes):
+        return ("idle", "pthread_cond_wait") if "pthread_cond_wait+0x1e7" in frames else None
+
+    rows = build_series(trace, None, user_classifier=user)
+    assert rows[0]["classes_ns"]["idle"] == pytest.approx(0.5 * S)
+    assert rows[0]["classes_ns"]["unclassified"] == 0

@@ -65,9 +65,29 @@ def interval_throughput(section: dict, pg_names=None) -> dict:
             "requests_s": rx / dur, "responses_s": tx / dur, "has_net": bool(net)}
 
 
+def _record_key(rec: dict) -> tuple:
+    return (rec.get("tid"), rec.get("reason"), rec.get("lock_addr"),
+            tuple(rec.get("kstack") or ()))
+
+
+def window_classes(trace: dict, lock_kinds=None, idle_tids=frozenset(),
+                   user_classifier=None) -> dict[tuple, str]:
+    """The class of each off-CPU record of the whole window, by (thread, reason, lock,
+    kernel stack), where all its records agree. Interval records take it: the
+    recorder may resolve user stacks only in the final document."""
+    seen: dict[tuple, set[str]] = {}
+    for rec in trace.get("offcpu") or []:
+        if rec.get("reason") != "runqueue":
+            c = classify(rec, lock_kinds, idle_tids, user_classifier)
+            seen.setdefault(_record_key(rec), set()).add(c.cls)
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+
+
 def thread_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
-                   user_classifier=None) -> dict[int, dict[str, float]]:
-    """Per thread, time (ns) per wait class and ``oncpu`` in one interval (or window)."""
+                   user_classifier=None, known: dict[tuple, str] | None = None
+                   ) -> dict[int, dict[str, float]]:
+    """Per thread, time (ns) per wait class and ``oncpu`` in one interval (or window);
+    ``known`` gives the window's class of a record (window_classes)."""
     per: dict[int, dict[str, float]] = {}
 
     def row(tid):
@@ -76,8 +96,9 @@ def thread_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
     for rec in section.get("offcpu") or []:
         if rec.get("reason") == "runqueue":
             continue  # counted from threads below (it includes wakeup → running)
-        c = classify(rec, lock_kinds, idle_tids, user_classifier)
-        row(rec.get("tid"))[c.cls] += rec.get("total_ns", 0)
+        cls = (known or {}).get(_record_key(rec)) or \
+            classify(rec, lock_kinds, idle_tids, user_classifier).cls
+        row(rec.get("tid"))[cls] += rec.get("total_ns", 0)
     for t in section.get("threads") or []:
         r = row(t.get("tid"))
         r["runqueue"] = float(t.get("runqueue_ns", 0))
@@ -194,7 +215,8 @@ def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozen
         intervals = [trace]
     intervals = _merge_short_tail(intervals)
     start0 = (intervals[0].get("interval") or {}).get("start_mono_ns", 0)
-    per_interval = [thread_classes(s, lock_kinds, idle_tids, user_classifier)
+    known = window_classes(trace, lock_kinds, idle_tids, user_classifier)
+    per_interval = [thread_classes(s, lock_kinds, idle_tids, user_classifier, known)
                     for s in intervals]
     _spread_backwards(per_interval, [_dur_s(s) * 1e9 for s in intervals])
     rows = []
