@@ -3,7 +3,6 @@ unit, checked before anything is attached, and watched until they exit."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .dbfiles import LOG_ROLES, ROLES, file_role
+from .dbfiles import ROLES, file_role
 from .dio import CLASS_KEYS
 from .rules import match_causes
 from .runs import INODE_LOCK_KINDS
@@ -197,6 +197,3 @@ def _db_summary(db: dict | None, rows: list[dict]) -> dict | None:
         out["commits_per_s"] = n / dt if dt > 0 else None
     return out
 
-
-def log_files(files: list[dict]) -> list[dict]:
-    return [f for f in files if f["role"] in LOG_ROLES]
