@@ -85,8 +85,33 @@ def classes_figure(a: dict):
     return fig
 
 
+def db_waits_figure(a: dict, top: int = 7):
+    """PostgreSQL's own view beside the kernel's: active sessions per wait event."""
+    rows = a.get("series") or []
+    totals: dict[str, float] = {}
+    for r in rows:
+        for k, n in (r.get("db_waits") or {}).items():
+            totals[k] = totals.get(k, 0.0) + n
+    if len(rows) < 2 or not totals:
+        return None
+    keys = sorted(totals, key=lambda k: -totals[k])[:top]
+    fig = _figure(10, 3.4)
+    ax = fig.subplots()
+    t = _times(rows)
+    stacks = [[(r.get("db_waits") or {}).get(k, 0.0) for r in rows] for k in keys]
+    ax.stackplot(t, *stacks, labels=keys, alpha=0.9)
+    ax.set_xlabel("seconds into the window")
+    ax.set_ylabel("active sessions")
+    ax.set_title("The database's view: active sessions by wait event (pg_stat_activity)")
+    handles, lab = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], lab[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=8, frameon=False)
+    return fig
+
+
 FIGURES = [("throughput", "Throughput per interval", throughput_figure),
-           ("classes", "Thread time per wait class over time", classes_figure)]
+           ("classes", "Thread time per wait class over time", classes_figure),
+           ("db-waits", "Active sessions by wait event over time", db_waits_figure)]
 
 
 def render_attach_plots(a: dict, png_dir: Path | None = None, png_prefix: str = "report",
