@@ -152,3 +152,11 @@ def test_interval_records_take_the_windows_class_of_the_same_wait():
     rows = build_series(trace, None, user_classifier=user)
     assert rows[0]["classes_ns"]["idle"] == pytest.approx(0.5 * S)
     assert rows[0]["classes_ns"]["unclassified"] == 0
+
+
+def test_no_class_is_named_when_throughput_never_fell():
+    fsync = [0.2, 0.3, 0.2, 0.5, 0.6, 0.3]
+    rows = build_series({"series": [interval(i, f) for i, f in enumerate(fsync)]}, None)
+    out = falls(rows, [1000 - 100 * f for f in fsync])
+    assert out["fallen"] == [] and out["top"] is None
+    assert out["classes"][0]["class"] == "durability"  # the relation is still reported

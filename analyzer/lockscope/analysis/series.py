@@ -296,7 +296,8 @@ def falls(rows: list[dict], tput: list[float], drop: float = 0.2,
         out["classes"].append(best)
     out["classes"].sort(key=lambda c: c["r"])
     top = next((c for c in out["classes"] if c["r"] <= -0.5 and c["n"] >= 4), None)
-    if top and fallen and top.get("threads_in_falls", 0) <= top.get("threads_otherwise", 0):
-        top = None  # it did not rise when throughput fell
+    if top and (not fallen
+                or top.get("threads_in_falls", 0) <= top.get("threads_otherwise", 0)):
+        top = None  # throughput never fell, or the class did not rise when it did
     out["top"] = top
     return out
