@@ -63,13 +63,21 @@ static int read_line(void)
 
 enum wake { WAKE_TIMEOUT, WAKE_LINE, WAKE_EOF, WAKE_SIGNAL, WAKE_DEADLINE };
 
-/* Waits for stdin (when watched), a signal or the deadline, ticking the
- * session every scan interval. */
+/* Periodic work while waiting: /proc scans, the overhead budget, series. */
+enum timer { T_SCAN, T_BUDGET, T_SERIES, NR_TIMERS };
+
+/* Waits for stdin (when watched), a signal or the deadline, running the
+ * session's periodic work. An early detach (over --max-overhead) ends the
+ * wait unless stdin is watched: a caller driving stdin stops it. */
 static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadline)
 {
-	unsigned int scan_ms = s->opts->scan_ms;
-	double next_tick = mono_s() + scan_ms / 1000.0;
+	const struct rec_opts *o = s->opts;
+	double period[NR_TIMERS] = { o->scan_ms / 1000.0, 1.0, o->interval_ms / 1000.0 };
+	double next[NR_TIMERS];
+	int t;
 
+	for (t = 0; t < NR_TIMERS; t++)
+		next[t] = mono_s() + period[t];
 	for (;;) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		double now = mono_s(), until = deadline > 0 ? deadline : -1;
@@ -79,8 +87,9 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 			return WAKE_SIGNAL;
 		if (deadline > 0 && now >= deadline)
 			return WAKE_DEADLINE;
-		if (scan_ms && (until < 0 || next_tick < until))
-			until = next_tick;
+		for (t = 0; t < NR_TIMERS; t++)
+			if (period[t] > 0 && (until < 0 || next[t] < until))
+				until = next[t];
 		timeout = until < 0 ? -1 : until > now ? (int)((until - now) * 1000) + 1 : 0;
 		r = poll(&pfd, watch_stdin ? 1 : 0, timeout);
 		if (r < 0 && errno != EINTR)
@@ -93,9 +102,18 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 			if (l == 0)
 				return WAKE_EOF;
 		}
-		if (scan_ms && mono_s() >= next_tick) {
-			rec_tick(s);
-			next_tick = mono_s() + scan_ms / 1000.0;
+		for (t = 0; t < NR_TIMERS; t++) {
+			if (period[t] <= 0 || mono_s() < next[t])
+				continue;
+			if (t == T_SCAN)
+				rec_tick(s);
+			else if (t == T_SERIES)
+				rec_series_tick(s);
+			else if (rec_overhead_tick(s) && !watch_stdin)
+				return WAKE_DEADLINE;
+			next[t] += period[t];
+			if (next[t] < mono_s())
+				next[t] = mono_s() + period[t];
 		}
 	}
 }
@@ -212,6 +230,11 @@ int main(int argc, char **argv)
 	err = rec_read(&s);
 	if (!err)
 		err = write_output(&s, o.out);
+	if (!err && o.start_on_stdin && o.out) {
+		/* the caller may go on: only detaching is left */
+		printf("done\n");
+		fflush(stdout);
+	}
 	rec_finish(&s);
 	return err ? 1 : 0;
 }

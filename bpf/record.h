@@ -26,6 +26,9 @@
 #define REC_USTACK_REGS 33        /* DWARF registers: x86_64 uses 17, arm64 33 */
 #define REC_MAX_PIDS 64       /* --pid list */
 #define REC_NR_SYSCALLS 6
+/* shed_stacks (bss): stack walks turned off while recording */
+#define REC_SHED_USTACKS 1u
+#define REC_SHED_STACKS 2u
 
 /* What each drop counter counts (per-CPU array "drops"). */
 enum rec_drop {

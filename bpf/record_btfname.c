@@ -88,6 +88,12 @@ void btfname_free(struct btfname *b)
 	free(b);
 }
 
+void btfname_clear(struct btfname *b)
+{
+	if (b)
+		b->n = 0;
+}
+
 void btfname_add(struct btfname *b, __u64 lock_addr, __u32 kind, __u32 dev, __u64 ino, int pid)
 {
 	struct object *o;

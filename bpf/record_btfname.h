@@ -13,6 +13,8 @@ struct btfname;
 
 struct btfname *btfname_new(void);
 void btfname_free(struct btfname *b);
+/* Forgets the objects added, keeps the kernel BTF (to reuse b). */
+void btfname_clear(struct btfname *b);
 
 /* An object known to hold a lock of `kind` (enum rec_lock_kind) at
  * lock_addr: remembers the enclosing object's range. */

@@ -10,6 +10,7 @@
 #include "json_out.h"
 #include "record_btfname.h"
 #include "record_paths.h"
+#include "record_series.h"
 #include "record_session.h"
 
 #define SCHEMA "lockscope-record/1"
@@ -280,6 +281,8 @@ static void write_threads(struct rec_session *s, struct json_out *j)
 	for (i = 0; i < s->data.nr_tasks; i++) {
 		const struct rec_task *t = &s->data.tasks[i];
 
+		if (s->in_series && !t->v.oncpu_ns && !t->v.offcpu_ns && !t->v.runq_ns)
+			continue;
 		json_begin_object(j);
 		json_uint(j, "tid", t->tid);
 		json_uint(j, "pid", t->v.pid);
@@ -419,9 +422,21 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 	json_end_object(j);
 }
 
+/* Series intervals reuse one set of names: loading kernel BTF costs
+ * milliseconds each time. */
+static struct btfname *lock_names(struct rec_session *s)
+{
+	if (!s->in_series)
+		return btfname_new();
+	if (!s->series_names)
+		s->series_names = btfname_new();
+	btfname_clear(s->series_names);
+	return s->series_names;
+}
+
 static void write_locks(struct rec_session *s, struct json_out *j, struct folded *folded)
 {
-	struct btfname *members = btfname_new();
+	struct btfname *members = lock_names(s);
 	struct rec_lock *locks = s->data.locks;
 	size_t n = s->data.nr_locks, i, ng = 0;
 	struct lock_group *groups = calloc(n ? n : 1, sizeof(*groups));
@@ -430,7 +445,8 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 	json_begin_array(j);
 	if (!groups) {
 		json_end_array(j);
-		btfname_free(members);
+		if (members != s->series_names)
+			btfname_free(members);
 		return;
 	}
 	for (i = 0; i < s->data.nr_inodes; i++)
@@ -448,7 +464,8 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 		write_lock(s, j, &groups[i], folded, members);
 	json_end_array(j);
 	free(groups);
-	btfname_free(members);
+	if (members != s->series_names)
+		btfname_free(members);
 }
 
 /* ---- per-inode I/O ---- */
@@ -663,6 +680,8 @@ static void write_syscalls(struct rec_session *s, struct json_out *j)
 	json_key(j, "syscalls");
 	json_begin_array(j);
 	for (i = 0; i < REC_NR_SYSCALLS; i++) {
+		if (s->in_series && !s->data.syscalls[i].count)
+			continue;
 		json_begin_object(j);
 		json_string(j, "name", rec_syscall_names[i]);
 		json_lat(j, NULL, &s->data.syscalls[i]);
@@ -779,9 +798,50 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	write_folded(&j, "lockwait", lockwait);
 	write_folded(&j, "offcpu", offcpu);
 	json_end_object(&j);
+	if (s->ovh_ready)
+		ovh_json(&s->ovh, &j);
+	if (s->series)
+		series_json(s->series, &j);
 	json_end_object(&j);
 	fputc('\n', f);
 	folded_free(lockwait);
 	folded_free(offcpu);
+	return ferror(f) ? -EIO : 0;
+}
+
+int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+		       bool reread, FILE *f)
+{
+	struct json_out j = JSON_OUT_INIT(f);
+	struct folded *unused = folded_new();
+	struct rec_data whole = s->data;
+	__u64 wait_ns = 0, wait_count = 0;
+
+	if (!unused)
+		return -ENOMEM;
+	/* the section writers read s->data: the delta stands in for it */
+	s->data = *delta;
+	s->in_series = true;
+	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
+	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
+	json_begin_object(&j);
+	json_key(&j, "interval");
+	json_begin_object(&j);
+	json_uint(&j, "start_mono_ns", start);
+	json_uint(&j, "end_mono_ns", end);
+	json_uint(&j, "duration_ns", end - start);
+	json_end_object(&j);
+	write_threads(s, &j);
+	write_locks(s, &j, unused);
+	write_dio(s, &j);
+	write_offcpu(s, &j, unused, &wait_ns, &wait_count);
+	write_block(s, &j);
+	write_syscalls(s, &j);
+	ovh_interval_json(&s->ovh, &j, end, reread);
+	json_end_object(&j);
+	*delta = s->data;
+	s->data = whole;
+	s->in_series = false;
+	folded_free(unused);
 	return ferror(f) ? -EIO : 0;
 }

@@ -52,6 +52,9 @@ const volatile bool count_buffered_in_fs = false;
 volatile __u32 enabled = 0;
 volatile __u32 aio_tracked = 0;   /* set by the first AIO the probes follow */
 volatile __u64 start_ns = 0;
+/* Stacks shed to stay within --max-overhead: REC_SHED_USTACKS stops user
+ * stack walks, REC_SHED_STACKS every stack walk. */
+volatile __u32 shed_stacks = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

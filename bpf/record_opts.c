@@ -15,7 +15,7 @@ enum {
 	OPT_CGROUP = 256, OPT_START_STDIN, OPT_LIST, OPT_NO_USTACKS, OPT_MIN_BLOCK,
 	OPT_MAX_LOCKS, OPT_MAX_STACKS, OPT_STACK_DEPTH, OPT_MAX_INODES, OPT_MAX_THREADS,
 	OPT_MAX_OFFCPU, OPT_MAX_INFLIGHT, OPT_SCAN_MS, OPT_MOUNT_MAX, OPT_DISABLE, OPT_ATTACH,
-	OPT_STACK_REFRESH,
+	OPT_STACK_REFRESH, OPT_MAX_OVERHEAD, OPT_INTERVAL, OPT_SERIES_OUT,
 };
 
 struct opt_doc {
@@ -37,7 +37,8 @@ static const struct opt_doc docs[] = {
 	  "trace tasks in this cgroup v2 directory and its descendants" },
 	{ { "start-on-stdin", no_argument, NULL, OPT_START_STDIN }, NULL,
 	  "attach, print 'ready', count from the first line on stdin (then print "
-	  "'started') until a second line, EOF, a signal or --duration" },
+	  "'started') until a second line, EOF, a signal or --duration; with --out, print "
+	  "'done' once the file is written (detaching follows)" },
 	{ { "list-features", no_argument, NULL, OPT_LIST }, NULL,
 	  "load and attach every probe group, print which are usable as JSON, exit" },
 	{ { "min-block-us", required_argument, NULL, OPT_MIN_BLOCK }, "N",
@@ -71,6 +72,16 @@ static const struct opt_doc docs[] = {
 	  "turn probe groups off (names as in --list-features)" },
 	{ { "attach-kinds", required_argument, NULL, OPT_ATTACH }, "KIND[,KIND...]",
 	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe (default all)" },
+	{ { "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD }, "PCT",
+	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
+	  "went over it, shed user stacks, then all stacks, then the costliest non-core probe "
+	  "group; with only the core groups (lock, dio, sched) left and still over, detach and "
+	  "end the window early (default 2; 0: never shed)" },
+	{ { "interval-ms", required_argument, NULL, OPT_INTERVAL }, "N",
+	  "every N ms, add the changes since the last interval to the document's \"series\" "
+	  "(default 0: off; at least 100)" },
+	{ { "series-out", required_argument, NULL, OPT_SERIES_OUT }, "FILE",
+	  "also write each interval as one JSON line to FILE, flushed per line (needs --interval-ms)" },
 	{ { "verbose", no_argument, NULL, OPT_VERBOSE }, NULL, "libbpf and loader messages on stderr" },
 	{ { "help", no_argument, NULL, OPT_HELP }, NULL, "this text" },
 };
@@ -174,6 +185,7 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 	o->max_inflight = 8192;
 	o->scan_ms = 500;
 	o->mount_search_max = 200000;
+	o->max_overhead_pct = 2;
 	o->argc = argc;
 	o->argv = argv;
 	for (i = 0; i < NR_DOCS; i++)
@@ -196,6 +208,19 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 			}
 			break;
 		case OPT_OUT: o->out = optarg; break;
+		case OPT_SERIES_OUT: o->series_out = optarg; break;
+		case OPT_MAX_OVERHEAD:
+			errno = 0;
+			o->max_overhead_pct = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->max_overhead_pct >= 0) ||
+			    o->max_overhead_pct > 100) {
+				rec_error("--max-overhead: expected a percentage in [0, 100], got '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_INTERVAL:
+			target = &o->interval_ms; name = "interval-ms"; min = 0; max = 3600000;
+			break;
 		case OPT_PID:
 			if (parse_pids(optarg, o))
 				return -1;
@@ -243,6 +268,14 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 		}
 		if (target && parse_uint(name, optarg, min, max, target))
 			return -1;
+	}
+	if (o->interval_ms && o->interval_ms < 100) {
+		rec_error("--interval-ms: at least 100 (or 0 for no series), got %u", o->interval_ms);
+		return -1;
+	}
+	if (o->series_out && !o->interval_ms) {
+		rec_error("--series-out needs --interval-ms N");
+		return -1;
 	}
 	if (optind < argc) {
 		rec_error("unexpected argument '%s' (see --help)", argv[optind]);

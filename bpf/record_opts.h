@@ -32,6 +32,9 @@ struct rec_opts {
 	unsigned int mount_search_max;
 	const char *disable;        /* comma-separated group names */
 	const char *attach_kinds;   /* comma-separated attach kinds allowed */
+	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
+	unsigned int interval_ms;   /* per-interval series; 0 = off */
+	const char *series_out;     /* one JSON line per interval, or NULL */
 	int argc;
 	char **argv;
 };

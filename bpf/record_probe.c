@@ -286,7 +286,7 @@ static bool kind_available(struct kernel_view *v, const struct rec_group_def *g,
 
 /* ---- programs <-> groups ---- */
 
-static int prog_group(const char *name, int *kind)
+int rec_prog_group(const char *name, int *kind)
 {
 	int g, i, k;
 
@@ -316,7 +316,7 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *name = bpf_program__name(prog);
-		int kind, g = prog_group(name, &kind);
+		int kind, g = rec_prog_group(name, &kind);
 		bool on;
 
 		if (only)
@@ -494,7 +494,9 @@ static void destroy_attempt(struct rec_probe *p)
 	for (i = 0; i < p->nr_links; i++)
 		bpf_link__destroy(p->links[i]);
 	free(p->links);
+	free(p->link_groups);
 	p->links = NULL;
+	p->link_groups = NULL;
 	p->nr_links = 0;
 	record_bpf__destroy(p->skel);
 	p->skel = NULL;
@@ -508,7 +510,8 @@ static int attach_all(struct rec_probe *p)
 	bpf_object__for_each_program(prog, p->skel->obj)
 		n += bpf_program__autoload(prog);
 	p->links = calloc(n ? n : 1, sizeof(*p->links));
-	if (!p->links)
+	p->link_groups = calloc(n ? n : 1, sizeof(*p->link_groups));
+	if (!p->links || !p->link_groups)
 		return -ENOMEM;
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_link *link;
@@ -520,12 +523,13 @@ static int attach_all(struct rec_probe *p)
 		if (!link) {
 			int err = errno;
 
-			g = prog_group(bpf_program__name(prog), &kind);
+			g = rec_prog_group(bpf_program__name(prog), &kind);
 			if (g < 0)
 				return -err;
 			mark_failed(&p->groups[g], kind, "attach", err);
 			return 1; /* retry without this kind */
 		}
+		p->link_groups[p->nr_links] = rec_prog_group(bpf_program__name(prog), &kind);
 		p->links[p->nr_links++] = link;
 	}
 	return 0;
@@ -560,7 +564,7 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 		err = record_bpf__load(p->skel);
 		if (err) {
 			if (!failed_prog_from_log(name, sizeof(name)) ||
-			    (g = prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
+			    (g = rec_prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
 				rec_error("cannot load the BPF object: %s (run with --verbose, or "
 					  "'lockscope doctor')", strerror(-err));
 				break;
@@ -589,6 +593,20 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 void rec_probe_destroy(struct rec_probe *p)
 {
 	destroy_attempt(p);
+}
+
+int rec_probe_detach_group(struct rec_probe *p, int g)
+{
+	int i, n = 0;
+
+	for (i = 0; i < p->nr_links; i++) {
+		if (p->links[i] && (g < 0 || p->link_groups[i] == g)) {
+			bpf_link__destroy(p->links[i]);
+			p->links[i] = NULL;
+			n++;
+		}
+	}
+	return n;
 }
 
 bool rec_group_on(const struct rec_probe *p, enum rec_group_id g)

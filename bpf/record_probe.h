@@ -63,6 +63,7 @@ struct bpf_link;
 struct rec_probe {
 	struct record_bpf *skel;
 	struct bpf_link **links;
+	int *link_groups;           /* group of each link (-1: none) */
 	int nr_links;
 	struct rec_group_state groups[NR_GROUPS];
 };
@@ -80,6 +81,14 @@ void rec_probe_destroy(struct rec_probe *p);
 
 /* Validates --disable and --attach-kinds names; -1 with a message if bad. */
 int rec_probe_check_names(const struct rec_opts *o);
+
+/* Detaches group g's programs (every program when g < 0) while recording;
+ * the programs stay loaded, so their run-time statistics stay readable.
+ * Returns how many links were destroyed. */
+int rec_probe_detach_group(struct rec_probe *p, int g);
+
+/* The group of a program by its name (and its attach kind), or -1. */
+int rec_prog_group(const char *name, int *kind);
 
 bool rec_group_on(const struct rec_probe *p, enum rec_group_id g);
 

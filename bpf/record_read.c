@@ -187,6 +187,149 @@ int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
 	return err ?: read_drops(skel, d->drops);
 }
 
+/* ---- deltas between two reads (series intervals) ---- */
+
+static bool is_max(const struct reduce *r, size_t off)
+{
+	int m;
+
+	for (m = 0; m < r->nr_max; m++)
+		if (r->max_off[m] == off)
+			return true;
+	return false;
+}
+
+/* out = cur - prev word by word; maxima keep cur's value (the window's
+ * maximum so far). True when a counted word changed. */
+static bool diff_value(void *out, const void *cur, const void *prev, size_t vsz,
+		       const struct reduce *r)
+{
+	const __u64 *c = cur, *p = prev;
+	__u64 *o = out;
+	bool changed = false;
+	size_t w;
+
+	for (w = 0; w < vsz / 8; w++) {
+		if (is_max(r, w * 8)) {
+			o[w] = c[w];
+		} else {
+			o[w] = p && c[w] > p[w] ? c[w] - p[w] : p ? 0 : c[w];
+			changed |= o[w] != 0;
+		}
+	}
+	return changed;
+}
+
+static size_t cmp_size;
+
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(a, b, cmp_size);
+}
+
+/* Entries of cur whose counted values changed since prev (sorted here by
+ * key), as deltas, into a new array. */
+static int diff_array(void *cur_arr, size_t ncur, void *prev_arr, size_t nprev, size_t esize,
+		      size_t voff, const struct reduce *r, void **out, size_t *nout)
+{
+	char *cur = cur_arr, *res = malloc((ncur ? ncur : 1) * esize);
+	size_t i, n = 0;
+
+	if (!res)
+		return -ENOMEM;
+	cmp_size = voff;
+	qsort(prev_arr, nprev, esize, cmp_key);
+	for (i = 0; i < ncur; i++) {
+		const char *e = cur + i * esize;
+		const char *p = nprev ? bsearch(e, prev_arr, nprev, esize, cmp_key) : NULL;
+
+		memcpy(res + n * esize, e, voff);
+		if (diff_value(res + n * esize + voff, e + voff, p ? p + voff : NULL, esize - voff, r))
+			n++;
+	}
+	*out = res;
+	*nout = n;
+	return 0;
+}
+
+#define DIFF(field, type, r) \
+	diff_array(cur->field, cur->nr_##field, prev->field, prev->nr_##field, sizeof(type), \
+		   offsetof(type, v), r, (void **)&out->field, &out->nr_##field)
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct rec_task *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Every thread, its time accounting as deltas (the rest as in cur). */
+static int diff_tasks(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out)
+{
+	size_t i;
+
+	out->tasks = malloc((cur->nr_tasks ? cur->nr_tasks : 1) * sizeof(*out->tasks));
+	if (!out->tasks)
+		return -ENOMEM;
+	out->nr_tasks = cur->nr_tasks;
+	qsort(prev->tasks, prev->nr_tasks, sizeof(*prev->tasks), cmp_tid);
+	for (i = 0; i < cur->nr_tasks; i++) {
+		struct rec_task *t = &out->tasks[i];
+		const struct rec_task *p = bsearch(&cur->tasks[i], prev->tasks, prev->nr_tasks,
+						   sizeof(*p), cmp_tid);
+
+		*t = cur->tasks[i];
+		if (!p)
+			continue;
+		t->v.oncpu_ns = t->v.oncpu_ns > p->v.oncpu_ns ? t->v.oncpu_ns - p->v.oncpu_ns : 0;
+		t->v.offcpu_ns = t->v.offcpu_ns > p->v.offcpu_ns ? t->v.offcpu_ns - p->v.offcpu_ns : 0;
+		t->v.runq_ns = t->v.runq_ns > p->v.runq_ns ? t->v.runq_ns - p->v.runq_ns : 0;
+	}
+	return 0;
+}
+
+int rec_data_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out)
+{
+	int err = 0, i;
+
+	memset(out, 0, sizeof(*out));
+	out->inodes = malloc((cur->nr_inodes ? cur->nr_inodes : 1) * sizeof(*out->inodes));
+	if (!out->inodes)
+		return -ENOMEM;
+	memcpy(out->inodes, cur->inodes, cur->nr_inodes * sizeof(*out->inodes));
+	out->nr_inodes = cur->nr_inodes;
+	err = err ?: diff_tasks(cur, prev, out);
+	err = err ?: DIFF(locks, struct rec_lock, &lock_reduce);
+	err = err ?: DIFF(offcpu, struct rec_offcpu, &sum_reduce);
+	err = err ?: DIFF(dio, struct rec_dio, &dio_reduce);
+	err = err ?: DIFF(block, struct rec_block, &lat_reduce);
+	err = err ?: DIFF(handles, struct rec_handle, &sum_reduce);
+	err = err ?: DIFF(commits, struct rec_commit, &sum_reduce);
+	for (i = 0; i < REC_NR_SYSCALLS; i++)
+		diff_value(&out->syscalls[i], &cur->syscalls[i], &prev->syscalls[i],
+			   sizeof(out->syscalls[i]), &lat_reduce);
+	diff_value(out->drops, cur->drops, prev->drops, sizeof(out->drops), &sum_reduce);
+	return err;
+}
+
+int rec_data_copy(const struct rec_data *src, struct rec_data *dst)
+{
+	int err = 0;
+
+	*dst = *src;
+#define COPY(field) do { \
+		dst->field = malloc((src->nr_##field ? src->nr_##field : 1) * sizeof(*src->field)); \
+		if (!dst->field) \
+			err = -ENOMEM; \
+		else \
+			memcpy(dst->field, src->field, src->nr_##field * sizeof(*src->field)); \
+	} while (0)
+	COPY(locks); COPY(inodes); COPY(tasks); COPY(offcpu); COPY(dio); COPY(block);
+	COPY(handles); COPY(commits);
+#undef COPY
+	return err;
+}
+
 int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
 {
 	const struct bpf_map *map = id & REC_SPIN_STACK ? skel->maps.spin_stacks : skel->maps.stacks;

@@ -44,4 +44,13 @@ int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max);
 
 void rec_data_free(struct rec_data *d);
 
+/* out = cur - prev: entries whose counts changed, as deltas (maxima such as
+ * max_ns and blksize keep cur's value); every thread, with its on/off-CPU
+ * and run-queue times as deltas; inodes copied whole (they name locks).
+ * Sorts prev's arrays. 0 or a negative errno; free out with rec_data_free. */
+int rec_data_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out);
+
+/* A deep copy (free with rec_data_free). */
+int rec_data_copy(const struct rec_data *src, struct rec_data *dst);
+
 #endif

@@ -14,7 +14,9 @@
 #include <bpf/libbpf.h>
 #include "record.h"
 #include "record.skel.h"
+#include "record_btfname.h"
 #include "record_paths.h"
+#include "record_series.h"
 #include "record_session.h"
 
 #define PATH_TRIES_PER_TICK 32
@@ -65,21 +67,25 @@ static unsigned int kernel_hz(void)
 	return hz;
 }
 
-/* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. */
+/* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. Only
+ * the two lines are parsed: the file has a line per kernel symbol. */
 static void kernel_text(__u64 *start, __u64 *end)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[256], name[128], type;
-	unsigned long long addr;
+	char line[256];
 
 	*start = *end = 0;
 	while (f && (!*start || !*end) && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+		const char *name = strchr(line, ' ');
+
+		/* "ADDR T NAME\n": the name starts 3 characters after the address */
+		if (!name || strlen(name) < 4)
 			continue;
-		if (!strcmp(name, "_stext"))
-			*start = addr;
-		else if (!strcmp(name, "_etext"))
-			*end = addr;
+		name += 3;
+		if (!strcmp(name, "_stext\n"))
+			*start = strtoull(line, NULL, 16);
+		else if (!strcmp(name, "_etext\n"))
+			*end = strtoull(line, NULL, 16);
 	}
 	if (f)
 		fclose(f);
@@ -155,6 +161,8 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
+	if (o->interval_ms && !(s->series = series_open(o->series_out)))
+		return -EIO;
 	s->filter = *f;
 	s->bits = defaults;
 	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
@@ -173,6 +181,8 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	if (err)
 		return err;
 	s->stacks_ready = true;
+	ovh_init(&s->ovh, s->probe.skel, o->max_overhead_pct);
+	s->ovh_ready = true;
 	rec_tick(s);
 	return 0;
 }
@@ -182,6 +192,9 @@ void rec_start(struct rec_session *s)
 	s->start_wall = now_ns(CLOCK_REALTIME);
 	s->start_mono = now_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns */
 	s->probe.skel->bss->start_ns = s->start_mono;
+	ovh_start(&s->ovh, s->start_mono);
+	if (s->series)
+		series_start(s->series, s->start_mono);
 	__atomic_store_n(&s->probe.skel->bss->enabled, 1, __ATOMIC_SEQ_CST);
 	s->started = true;
 }
@@ -233,16 +246,33 @@ void rec_tick(struct rec_session *s)
 	free(inodes);
 }
 
+/* Closes the window (once: an early detach closes it before the stop). */
+static void close_window(struct rec_session *s)
+{
+	if (!s->started || s->end_mono)
+		return;
+	__atomic_store_n(&s->probe.skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
+	s->end_mono = now_ns(CLOCK_MONOTONIC);
+	s->end_wall = now_ns(CLOCK_REALTIME);
+	ovh_stop(&s->ovh, s->end_mono);
+}
+
 void rec_stop(struct rec_session *s)
 {
-	if (s->started) {
-		__atomic_store_n(&s->probe.skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
-		s->end_mono = now_ns(CLOCK_MONOTONIC);
-		s->end_wall = now_ns(CLOCK_REALTIME);
-	}
+	close_window(s);
 	rec_tick(s);
 	if (s->stacks_ready)
 		stacks_unwind_finish(&s->stacks);
+}
+
+bool rec_overhead_tick(struct rec_session *s)
+{
+	if (!s->started || s->end_mono)
+		return false;
+	if (!ovh_tick(&s->ovh, s->probe.skel, &s->probe, now_ns(CLOCK_MONOTONIC)))
+		return false;
+	close_window(s);
+	return true;
 }
 
 static bool thread_alive(__u32 pid, __u32 tid)
@@ -253,18 +283,17 @@ static bool thread_alive(__u32 pid, __u32 tid)
 	return access(path, F_OK) == 0;
 }
 
-/* Time since each thread's last switch, up to the end of the window, for
+/* Time since each thread's last switch, up to the window's end, for
  * threads still alive (an exited thread's last switch-out was its exit). */
-static void close_thread_times(struct rec_session *s)
+static void close_thread_times(struct rec_data *d, __u64 start, __u64 end)
 {
-	__u64 start = s->start_mono, end = s->end_mono;
 	size_t i;
 
-	for (i = 0; i < s->data.nr_tasks; i++) {
-		struct task_val *t = &s->data.tasks[i].v;
+	for (i = 0; i < d->nr_tasks; i++) {
+		struct task_val *t = &d->tasks[i].v;
 		__u64 from;
 
-		if (!thread_alive(t->pid, s->data.tasks[i].tid))
+		if (!thread_alive(t->pid, d->tasks[i].tid))
 			continue;
 		if (!t->out_ts && t->in_ts) {
 			from = t->in_ts > start ? t->in_ts : start;
@@ -296,8 +325,34 @@ int rec_read(struct rec_session *s)
 	}
 	s->data_ready = true;
 	if (s->started && rec_group_on(&s->probe, GROUP_SCHED))
-		close_thread_times(s);
+		close_thread_times(&s->data, s->start_mono, s->end_mono);
+	if (s->series && s->started) {
+		struct rec_data last;
+
+		/* the last interval ends with the window: the sums come out whole */
+		if (rec_data_copy(&s->data, &last) == 0)
+			series_emit(s, &last, s->end_mono, false);
+		else
+			rec_data_free(&last);
+	}
 	return 0;
+}
+
+void rec_series_tick(struct rec_session *s)
+{
+	struct rec_data cur;
+	__u64 now;
+
+	if (!s->series || !s->started || s->end_mono)
+		return;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (rec_read_maps(s->probe.skel, &cur)) {
+		rec_data_free(&cur);
+		return;
+	}
+	/* thread periods still open are not closed here: they count in the
+	 * interval where they end, so the intervals add up to the document */
+	series_emit(s, &cur, now, true);
 }
 
 void rec_finish(struct rec_session *s)
@@ -307,6 +362,10 @@ void rec_finish(struct rec_session *s)
 	if (s->stacks_ready)
 		stacks_free(&s->stacks);
 	rec_probe_destroy(&s->probe);
+	if (s->ovh_ready)
+		ovh_free(&s->ovh);
+	series_free(s->series);
+	btfname_free(s->series_names);
 	paths_free(s->paths);
 	free(s->seen_pids);
 	memset(s, 0, sizeof(*s));

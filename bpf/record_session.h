@@ -9,12 +9,15 @@
 #include "record.h"
 #include "record_filter.h"
 #include "record_opts.h"
+#include "record_overhead.h"
 #include "record_probe.h"
 #include "record_read.h"
 #include "record_stacks.h"
 #include "record_tpfmt.h"
 
 struct rec_paths;
+struct rec_series;
+struct btfname;
 
 struct rec_session {
 	const struct rec_opts *opts;
@@ -34,6 +37,11 @@ struct rec_session {
 	__u64 text_start, text_end; /* kernel text, for stack fingerprints */
 	int *seen_pids;             /* processes whose maps were read */
 	size_t nr_seen, cap_seen;
+	struct rec_overhead ovh;
+	bool ovh_ready;
+	struct rec_series *series;  /* --interval-ms, else NULL */
+	bool in_series;             /* writing a series object: unchanged entries left out */
+	struct btfname *series_names; /* lock names, kept between series objects */
 };
 
 extern const char *const rec_syscall_names[REC_NR_SYSCALLS];
@@ -42,11 +50,20 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 void rec_start(struct rec_session *s);
 /* While recording: read /proc for new inodes and processes. */
 void rec_tick(struct rec_session *s);
+/* Once a second while recording: the --max-overhead check. True when
+ * everything was detached and the window closed early. */
+bool rec_overhead_tick(struct rec_session *s);
+/* Every --interval-ms while recording: one series interval. */
+void rec_series_tick(struct rec_session *s);
 void rec_stop(struct rec_session *s);
 int rec_read(struct rec_session *s);
 void rec_finish(struct rec_session *s);
 
 /* The JSON document (record_json.c). 0 or a negative errno. */
 int rec_write_json(struct rec_session *s, FILE *f);
+/* One series object (one line, no newline) for the interval [start, end]
+ * from delta (record_json.c). */
+int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+		       bool reread, FILE *f);
 
 #endif

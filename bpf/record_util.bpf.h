@@ -127,8 +127,11 @@ static __always_inline __u64 ptr_value(__u64 p)
 /* Stack id from `map`, tagged with `tag`; a lost stack is counted once. */
 static __always_inline __u32 stack_id_from(void *ctx, void *map, __u32 tag)
 {
-	long id = bpf_get_stackid(ctx, map, BPF_F_FAST_STACK_CMP);
+	long id;
 
+	if (shed_stacks >= REC_SHED_STACKS)
+		return REC_NO_STACK;
+	id = bpf_get_stackid(ctx, map, BPF_F_FAST_STACK_CMP);
 	if (id < 0) {
 		drop(DROP_STACK_MISSING);
 		return REC_NO_STACK;
@@ -319,7 +322,7 @@ static __always_inline void memo_stacks(void *ctx, struct stack_memo *m, __u64 f
 	}
 	drop(counter + 1); /* walked */
 	*kstack = spin ? spin_kstack_id(ctx) : kstack_id(ctx);
-	*ustack = spin ? REC_NO_STACK : ustack_id(ctx);
+	*ustack = spin || shed_stacks ? REC_NO_STACK : ustack_id(ctx);
 	m->fp[i] = fp;
 	m->ts[i] = now;
 	m->kstack[i] = *kstack;

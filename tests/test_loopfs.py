@@ -81,3 +81,25 @@ def test_unknown_fstype_is_usage_error(tmp_path):
     with pytest.raises(UsageError):
         loopfs.LoopFilesystem(fstype="btrfs", image=str(tmp_path / "x"),
                               mountpoint=str(tmp_path / "m")).create(1 << 20)
+
+
+def test_wait_for_frees_waits_only_for_a_live_freeing_child(tmp_path, monkeypatch):
+    monkeypatch.setattr(loopfs, "LEDGER_DIR", tmp_path)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "freeing-old").write_text(str(dead.pid))
+    loopfs.wait_for_frees(timeout=60)  # returns at once: nobody is freeing
+    assert not (tmp_path / "freeing-old").exists()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / "freeing-now").write_text(str(live.pid))
+        loopfs.wait_for_frees(timeout=0.3)  # gives up; the marker stays for the child
+        assert (tmp_path / "freeing-now").exists()
+        live.kill()
+        live.wait()
+        loopfs.wait_for_frees(timeout=60)  # a killed child leaves a stale marker
+        assert not (tmp_path / "freeing-now").exists()
+    finally:
+        if live.poll() is None:
+            live.kill()
+            live.wait()

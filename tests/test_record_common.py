@@ -76,8 +76,11 @@ def stop(proc: subprocess.Popen | None) -> None:
 
 @contextmanager
 def recorder(args: list[str], out: Path):
-    """A recorder in --start-on-stdin mode, attached and ready; yields (proc, start, stop)."""
-    proc = subprocess.Popen([record_binary(), "--start-on-stdin", "--out", str(out), *args],
+    """A recorder in --start-on-stdin mode, attached and ready; yields (proc, start, stop).
+    It sheds nothing (--max-overhead 0) unless args say otherwise: on a busy host the
+    default budget could turn stacks off in the middle of what a test checks."""
+    proc = subprocess.Popen([record_binary(), "--max-overhead", "0", "--start-on-stdin",
+                             "--out", str(out), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -141,7 +141,8 @@ def test_chain_without_frame_pointers_is_unwound(tmp_path):
             procs[mode] = p
             assert p.stdout.readline().startswith("ready")
         out = tmp_path / "rec.json"
-        subprocess.run([record_binary(), "--pid", ",".join(str(p.pid) for p in procs.values()),
+        subprocess.run([record_binary(), "--max-overhead", "0",
+                        "--pid", ",".join(str(p.pid) for p in procs.values()),
                         "--duration", "2", "--out", str(out)], check=True, timeout=60)
     finally:
         for p in procs.values():
@@ -202,8 +203,9 @@ def test_mariadb_futex_waits_have_named_user_stacks(loopfs_factory):
     with MariaDB(fs.path / "mariadb") as db:
         db.sql("CREATE DATABASE sbtest")
         db.sysbench("prepare", "--tables=2", "--table-size=10000")
-        rec = subprocess.Popen([record_binary(), "--pid", str(db.pid), "--duration", "6",
-                                "--out", str(out)])
+        # no budget: a busy server would have its user stacks shed (--max-overhead)
+        rec = subprocess.Popen([record_binary(), "--max-overhead", "0", "--pid", str(db.pid),
+                                "--duration", "6", "--out", str(out)])
         try:
             time.sleep(1)
             db.sysbench("run", "--threads=8", "--time=4")

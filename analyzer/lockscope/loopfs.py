@@ -83,9 +83,10 @@ class LoopFilesystem:
             raise
         return self
 
-    def destroy(self) -> None:
-        """Unmount, detach and delete; safe to call more than once."""
-        teardown(self)
+    def destroy(self, free_later: bool = False) -> None:
+        """Unmount, detach and delete; safe to call more than once. free_later: the
+        image's name goes now, its blocks are freed by a short-lived child afterwards."""
+        teardown(self, free_later)
 
     def __enter__(self) -> "LoopFilesystem":
         return self
@@ -116,7 +117,67 @@ def _loop_backing(device: str) -> str:
         return ""
 
 
-def teardown(fs: LoopFilesystem) -> None:
+FREEING_GLOB = "freeing-*"
+FREEING_WAIT_S = 120
+
+
+def _unlink_freeing_later(path: str) -> None:
+    """Remove the name now and leave the freeing of the blocks to a child: freeing a
+    fragmented image of several GiB takes seconds of kernel time, paid by the last close
+    of the unlinked file. The child holds the file as its stdin, closes it (that frees
+    the blocks) and then removes a marker, so that the next filesystem made here waits
+    for the disk to be quiet (wait_for_frees)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        os.unlink(path)
+        return
+    try:
+        marker = LEDGER_DIR / f"freeing-{Path(path).parent.name}"
+        try:
+            LEDGER_DIR.mkdir(parents=True, exist_ok=True)
+            child = subprocess.Popen(
+                ["sh", "-c", 'sleep 1; exec 0<&-; rm -f "$1"', "sh", str(marker)],
+                stdin=fd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True)
+            marker.write_text(str(child.pid))  # before it can remove it: it sleeps first
+        except OSError:
+            marker.unlink(missing_ok=True)  # then the close below frees them here
+        os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+def wait_for_frees(timeout: float = FREEING_WAIT_S) -> None:
+    """Until no image deleted by an earlier run is still being freed (bounded): its
+    disk work would otherwise run beside this run's measurements."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = False
+        for marker in LEDGER_DIR.glob(FREEING_GLOB):
+            try:
+                pid = int(marker.read_text())
+            except (OSError, ValueError):
+                continue
+            if _running(pid):
+                busy = True
+            else:
+                marker.unlink(missing_ok=True)  # its child died before it could say so
+        if not busy:
+            return
+        time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
     """Undo what the ledger says lockscope made, in reverse order."""
     if fs.mountpoint and _is_mounted(fs.mountpoint):
         for attempt in range(50):
@@ -130,7 +191,10 @@ def teardown(fs: LoopFilesystem) -> None:
     if fs.device and _loop_backing(fs.device).startswith(fs.image):
         subprocess.run(["losetup", "-d", fs.device], capture_output=True)
     if fs.image_created and os.path.exists(fs.image):
-        os.unlink(fs.image)
+        if free_later:
+            _unlink_freeing_later(fs.image)
+        else:
+            os.unlink(fs.image)
     mp = Path(fs.mountpoint) if fs.mountpoint else None
     if mp and mp.is_dir() and not _is_mounted(str(mp)):
         try:
@@ -181,6 +245,7 @@ def make_loopfs(fstype: str, size_bytes: int = 2 << 30, workdir: str | None = No
     collide with a user's file.
     """
     cleanup_stale()
+    wait_for_frees()
     base = workdir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
     Path(base).mkdir(parents=True, exist_ok=True)
     need = size_bytes // 64  # metadata of a fresh sparse image; data grows later

@@ -1,7 +1,8 @@
-"""One sweep point: lay out → recorder ready → timed phase → stop → collect.
+"""One sweep point: lay out (recorder attaching meanwhile) → timed phase → stop → collect.
 
 The engine lays the file out and parks its threads on a barrier (``ready``);
-the recorder attaches to the engine's pid and says ``ready``; then one line
+the recorder, started at the same time, attaches to the engine's pid and says
+``ready``; then one line
 to each starts the count and the timed phase, so the trace covers the timed
 phase and not the layout.
 """
@@ -34,6 +35,17 @@ class PointResult:
     engine_argv: list[str] = field(default_factory=list)
     # Wall seconds per phase: layout, attach, timed, collect (what a sweep costs).
     phases_s: dict[str, float] = field(default_factory=dict)
+    # The recorder, still detaching after it wrote its document: wait_detached() it
+    # before anything else is measured.
+    detaching: subprocess.Popen | None = None
+
+    def wait_detached(self) -> None:
+        if self.detaching is not None:
+            try:
+                self.detaching.wait(60)
+            except subprocess.TimeoutExpired:
+                _stop(self.detaching)
+            self.detaching = None
 
 
 def engine_argv(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
@@ -60,8 +72,8 @@ def _last_line(stream) -> str:
     return lines[-1] if lines else ""
 
 
-def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
-    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
+def _read_line(proc: subprocess.Popen, timeout: float) -> str:
+    """The next stdout line, stripped; "" at EOF or after the timeout."""
     result: list[str] = []
 
     def reader():
@@ -70,7 +82,24 @@ def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
     t.join(timeout)
-    if (result[0].strip() if result else "") == "ready":
+    return result[0].strip() if result else ""
+
+
+def _read_until(proc: subprocess.Popen, word: str, timeout: float) -> bool:
+    """Whether the process says `word` on a line of its own within the timeout."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        line = _read_line(proc, left)
+        if line == word:
+            return True
+        if not line and proc.poll() is not None:
+            return False
+    return False
+
+
+def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
+    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
+    if _read_line(proc, timeout) == "ready":
         return
     if proc.poll() is None:
         raise LockscopeError(f"{what} did not become ready within {timeout:.0f} s")
@@ -111,10 +140,12 @@ def _file_facts(workdir: Path) -> list[dict]:
 
 def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
               scratch: Path, trace: bool = True, recorder_args: list[str] | None = None,
-              on_status: Callable[[dict], None] | None = None) -> PointResult:
+              on_status: Callable[[dict], None] | None = None,
+              before_timed: Callable[[], None] | None = None) -> PointResult:
     """Run one point with its data files in ``workdir`` (a directory the sweep made and
     owns on the filesystem under test) and its outputs in ``scratch`` (elsewhere, so that
-    writing them does not touch the filesystem being measured)."""
+    writing them does not touch the filesystem being measured). ``before_timed`` runs
+    just before the timed phase starts (the sweep finishes its background work there)."""
     # The same data file name at every point: locks and files are keyed by path
     # when points are compared.
     scratch.mkdir(parents=True, exist_ok=True)
@@ -136,9 +167,9 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, bufsize=1)
-        _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
-        phase("layout")
         if trace:
+            # The recorder loads and attaches while the engine lays its files out: it
+            # counts nothing before the start line, so only the wait shrinks.
             try:
                 # stderr to a file: nobody drains a pipe while the point runs
                 record_log = open(scratch / "record.log", "w+")
@@ -147,15 +178,27 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
                      "--start-on-stdin", "--out", str(trace_out)] + list(recorder_args or []),
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=record_log,
                     text=True, bufsize=1)
+            except OSError as exc:
+                trace_error = f"lockscope-record did not start: {exc}"
+        _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
+        phase("layout")
+        if recorder:
+            try:
                 _read_ready(recorder, "lockscope-record", 60, record_log)
             except LockscopeError as exc:
                 trace_error = str(exc)
                 _stop(recorder)
                 recorder = None
         phase("attach")
+        if before_timed:
+            before_timed()
         if recorder:
             recorder.stdin.write("start\n")
             recorder.stdin.flush()
+            # The window opens when the recorder says so; the engine's first
+            # writes must fall inside it.
+            if not _read_until(recorder, "started", 30):
+                trace_error = "lockscope-record did not open its window"
         engine.stdin.write("go\n")
         engine.stdin.flush()
         engine_errors: list[str] = []
@@ -165,23 +208,29 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         engine.wait()
         status_thread.join(2)
         phase("timed")
+        detaching = None
         if recorder:
-            recorder.stdin.close()  # EOF: stop counting, detach, write the JSON
-            try:
-                recorder.wait(60)
-            except subprocess.TimeoutExpired:
-                _stop(recorder)
-            if recorder.returncode != 0:
+            recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
+            done = _read_until(recorder, "done", 60)
+            if not done:
+                try:
+                    recorder.wait(60)
+                except subprocess.TimeoutExpired:
+                    _stop(recorder)
+            if (done or recorder.returncode == 0) and trace_out.is_file():
+                trace_doc = json.loads(trace_out.read_text())
+                # detaching takes a moment per probe: the caller waits for it later
+                detaching = recorder if done else None
+            else:
                 trace_error = (f"lockscope-record exited {recorder.returncode}: "
                                f"{_last_line(record_log)}")
-            else:
-                trace_doc = json.loads(trace_out.read_text())
         if engine.returncode != 0:
             raise LockscopeError(f"lockscope-load exited {engine.returncode}: "
                                  f"{engine_errors[-1] if engine_errors else ' '.join(argv[1:])}")
         workload = json.loads(out.read_text())
         phase("collect")
-        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv, phases)
+        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv, phases,
+                           detaching)
     except BaseException:
         _stop(engine)
         _stop(recorder)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .recorder_cost import cost_sentence, shed_notes
+
 
 def print_summary(doc: dict, out: Path, report: Path | None) -> None:
     from rich.table import Table
@@ -30,5 +32,11 @@ def print_summary(doc: dict, out: Path, report: Path | None) -> None:
     cmp = analysis.get("comparison")
     if cmp:
         con.print(f"[bold]comparison[/]: {cmp['summary']}", highlight=False)
+    runs = doc.get("runs") or []
+    cost = cost_sentence(runs)
+    if cost:
+        con.print(f"[bold]cost[/]: {cost}", highlight=False)
+    for note in shed_notes(runs):
+        con.print(note, highlight=False)
     con.print(f"results: {out / 'results.json'}" + (f"\nreport:  {report}" if report else ""),
               highlight=False)

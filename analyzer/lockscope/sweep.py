@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import os
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from .host import filesystem_facts, host_facts
 from .loopfs import make_loopfs
 from .point import clean_workdir, engine_argv, run_point
 from .progress import SweepProgress
+from .recorder_cost import recorder_cost
 from .results import SCHEMA, save_results
 from .scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from .sizes import parse_size
@@ -86,6 +89,10 @@ def add_parser(sub) -> None:
     p.add_argument("--no-trace", action="store_true",
                    help="run the workload only, without the recorder")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.add_argument("--max-overhead", type=float, default=0, metavar="PCT",
+                   help="the recorder's BPF CPU budget in percent of the CPUs: above it, it "
+                   "sheds stacks, then probe groups (default 0: never; a sweep's points are "
+                   "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
 
 
@@ -157,6 +164,8 @@ def run(args) -> int:
         raise UsageError("--runtime must be > 0")
     if args.repeat < 1:
         raise UsageError("--repeat must be >= 1")
+    if not 0 <= args.max_overhead <= 100:
+        raise UsageError("--max-overhead must be between 0 and 100")
     scenario = _scenario(args)
     _validate_job(scenario, args)  # fail before making anything
     if not args.no_trace:
@@ -193,20 +202,58 @@ def run(args) -> int:
     # SIGTERM should clean up like Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     interrupted = False
+    stack = ExitStack()
     try:
-        with ExitStack() as stack:
-            workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
-            _run_points(doc, scenario, fss, workdirs, args, out)
-    except KeyboardInterrupt:
-        interrupted = True
-    except LockscopeError:
-        # Keep the completed points before reporting the failure.
-        doc["analysis"] = {}
-        save_results(out / "results.json", doc)
-        raise
+        try:
+            # the first module is imported while the images are made
+            first = Background(_warm, WARM_MODULES[0])
+            try:
+                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
+            except BaseException:
+                first.wait()
+                raise
+            _run_points(doc, scenario, fss, workdirs, args, out, first.wait)
+        except KeyboardInterrupt:
+            interrupted = True
+        except LockscopeError:
+            stack.close()
+            # Keep the completed points before reporting the failure.
+            doc["analysis"] = {}
+            save_results(out / "results.json", doc)
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        # The images are unmounted, detached and deleted while the analysis and the
+        # report run: deleting a fragmented image takes seconds of kernel time.
+        cleanup = Background(stack.close)
+        try:
+            return _finish(doc, out, interrupted, args)
+        finally:
+            cleanup.wait()
     finally:
-        signal.signal(signal.SIGTERM, previous)
-    return _finish(doc, out, interrupted, args)
+        stack.close()  # what is left after a failure (a no-op after cleanup)
+
+
+class Background:
+    """A call in a thread; wait() joins it and raises what it raised. Not a daemon:
+    the interpreter still finishes it if the main thread is interrupted."""
+
+    def __init__(self, fn, *args) -> None:
+        self._error: BaseException | None = None
+
+        def call() -> None:
+            try:
+                fn(*args)
+            except BaseException as exc:  # handed to wait()
+                self._error = exc
+
+        self._thread = threading.Thread(target=call, name=getattr(fn, "__name__", "work"))
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _raise_interrupt(signum, frame):
@@ -214,8 +261,11 @@ def _raise_interrupt(signum, frame):
 
 
 def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str, Path]:
-    """Make (or enter) one working directory per filesystem; undone by the ExitStack."""
+    """Make (or enter) one working directory per filesystem; undone by the ExitStack
+    (loop filesystems are torn down in parallel: each teardown waits on the kernel)."""
     workdirs = {}
+    made = []
+    stack.callback(lambda: _destroy_all(made))
     for label in fss:
         if targets:
             base = targets[label]
@@ -225,7 +275,7 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
             doc["host"]["filesystems"][label] = filesystem_facts(str(wd))
         else:
             fs = make_loopfs(label, size_bytes=image_bytes, workdir=args.image_dir)
-            stack.callback(fs.destroy)
+            made.append(fs)
             wd = fs.path / "lockscope"
             wd.mkdir()
             doc["host"]["filesystems"][label] = {
@@ -235,36 +285,115 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
     return workdirs
 
 
+def _destroy_all(made: list) -> None:
+    jobs = [Background(fs.destroy, True) for fs in made]
+    made.clear()
+    for job in jobs:
+        job.wait()
+
+
 def _remove_tree_we_made(wd: Path) -> None:
     if wd.is_dir():
         clean_workdir(wd)
         wd.rmdir()
 
 
-def _run_points(doc, scenario, fss, workdirs, args, out: Path) -> None:
+# Imported while the images are made (the first) and while points lay out and attach
+# (never during a timed phase), so that the analysis and the report at the end start
+# without paying for them.
+WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
+
+
+def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
-    with SweepProgress(len(order), args.runtime) as progress:
-        for i, (rep, n, fs) in enumerate(order):
-            label = f"{fs} threads={n}" + (f" repeat {rep + 1}/{args.repeat}"
-                                           if args.repeat > 1 else "")
-            progress.start_point(i, label)
-            wd = workdirs[fs]
-            scratch = out / "points" / f"{fs}-{n}-{rep}"
-            res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
-                            trace=not args.no_trace, on_status=progress.status)
-            shutil.rmtree(scratch)  # everything it held is now in results.json
-            doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
-                                "workload": res.workload, "trace": res.trace,
-                                "trace_error": res.trace_error, "files": res.files,
-                                "phases_s": res.phases_s,
-                                "engine_argv": [Path(res.engine_argv[0]).name]
-                                + res.engine_argv[1:]})
-            clean_workdir(wd)
-            progress.end_point(i, label, res.workload, res.trace_error)
-            # Keep what is done on disk: a crash later still leaves a readable recording.
-            save_results(out / "results.json", doc)
+    # waits for background work and a detaching recorder: all done before timing
+    pending: list = [warming]
+    warm = list(WARM_MODULES[1:] if not args.no_report else [])
+    probing = KindsSeen()
+
+    def settle() -> None:
+        while pending:
+            pending.pop(0)()
+
+    try:
+        with SweepProgress(len(order), args.runtime) as progress:
+            for i, (rep, n, fs) in enumerate(order):
+                label = f"{fs} threads={n}" + (f" repeat {rep + 1}/{args.repeat}"
+                                               if args.repeat > 1 else "")
+                progress.start_point(i, label)
+                wd = workdirs[fs]
+                scratch = out / "points" / f"{fs}-{n}-{rep}"
+                if warm:
+                    pending.append(Background(_warm, warm.pop(0)).wait)
+                # the previous point is saved, and its recorder detaches, while this one
+                # lays out and attaches; all of it ends before the timed phase
+                res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
+                                trace=not args.no_trace, on_status=progress.status,
+                                recorder_args=["--max-overhead", f"{args.max_overhead:g}"]
+                                + probing.args(), before_timed=settle)
+                pending.append(res.wait_detached)
+                probing.learn(res.trace)
+                doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
+                                    "workload": res.workload, "trace": res.trace,
+                                    "trace_error": res.trace_error, "files": res.files,
+                                    "phases_s": res.phases_s,
+                                    "recorder_cost": recorder_cost(res.trace),
+                                    "engine_argv": [Path(res.engine_argv[0]).name]
+                                    + res.engine_argv[1:]})
+                clean_workdir(wd)
+                progress.end_point(i, label, res.workload, res.trace_error)
+                # Keep what is done on disk: a crash later still leaves a readable
+                # recording. Everything the point's scratch held is now in the results.
+                pending.append(Background(_save_point, out, doc, scratch).wait)
+    finally:
+        settle()
     if (out / "points").is_dir():
         shutil.rmtree(out / "points")
+
+
+class KindsSeen:
+    """Attach kinds the first traced point found usable: later points offer the recorder
+    only those (and the tracepoint kinds), so it does not try again, at every point, the
+    kinds this kernel refused (a failed fentry or kprobe attempt costs a load)."""
+
+    ORDER = ("tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe")
+    ALWAYS = ("tp_btf", "raw_tp", "tracepoint")
+
+    def __init__(self) -> None:
+        self.first: dict[str, dict] | None = None
+
+    def learn(self, trace: dict | None) -> None:
+        feats = trace.get("features") if isinstance(trace, dict) else None
+        if not isinstance(feats, list):
+            return
+        if self.first is None:
+            self.first = {f["name"]: f for f in feats if isinstance(f, dict) and f.get("name")}
+            return
+        # a group off only because of --attach-kinds reads as it did at the first point
+        for i, f in enumerate(feats):
+            old = self.first.get(f.get("name")) if isinstance(f, dict) else None
+            if old and not f.get("enabled") and not old.get("enabled") and \
+                    "not in --attach-kinds" in str(f.get("reason")):
+                feats[i] = old
+
+    def args(self) -> list[str]:
+        if self.first is None:
+            return []
+        used = {f.get("attach") for f in self.first.values()}
+        return ["--attach-kinds", ",".join(k for k in self.ORDER
+                                           if k in used or k in self.ALWAYS)]
+
+
+def _warm(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pass  # the step that needs it says so
+
+
+def _save_point(out: Path, doc: dict, scratch: Path) -> None:
+    shutil.rmtree(scratch)
+    save_results(out / "results.json", doc)
 
 
 def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:

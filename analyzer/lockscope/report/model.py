@@ -13,6 +13,7 @@ from typing import Any
 from .. import __version__
 from . import fmt
 from .flame import group_runs
+from ..recorder_cost import cost_sentence, shed_notes
 from .notes import feature_rows, missing_notes
 
 def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -97,6 +98,7 @@ class ReportModel:
     reproduce: list[str]
     command: str
     flame_notes: list[str] = field(default_factory=list)
+    recorder_cost: str | None = None
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -323,6 +325,7 @@ def build_model(doc: dict[str, Any], source: str = "") -> ReportModel:
     reproduce = [str(r) for r in _list(doc.get("reproduce"))] if not isinstance(
         doc.get("reproduce"), str) else [doc["reproduce"]]
     scenario = str(wl.get("scenario") or "recording")
+    runs_list = [r for r in _list(doc.get("runs")) if isinstance(r, dict)]
     return ReportModel(
         title=f"lockscope: {scenario} on {', '.join(names) or 'no filesystem'}",
         generator=f"lockscope report {__version__}", source=source,
@@ -331,6 +334,7 @@ def build_model(doc: dict[str, Any], source: str = "") -> ReportModel:
         threads=threads or [int(t) for t in _list(wl.get("threads")) if isinstance(t, int)],
         repeat=wl.get("repeat", "-"), runtime_s=wl.get("runtime_s", "-"),
         filesystems=views, comparison=_comparison(analysis.get("comparison")),
-        notes=missing_notes(doc), host=_host_rows(host),
+        notes=missing_notes(doc) + shed_notes(runs_list), host=_host_rows(host),
         fs_facts=[_fs_fact_row(k, _dict(v)) for k, v in fs_facts.items()],
-        features=feature_rows(doc), reproduce=reproduce, command=command)
+        features=feature_rows(doc), reproduce=reproduce, command=command,
+        recorder_cost=cost_sentence(runs_list))

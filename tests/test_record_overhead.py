@@ -1,0 +1,226 @@
+"""lockscope-record measures its own cost: the "overhead" object (kernel BPF run-time
+statistics of its programs), the --max-overhead budget that sheds stacks and groups, and
+the per-interval --interval-ms series whose deltas add up to the final document."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from lockscope.binaries import find_binary
+from test_record_common import record_binary, recorder
+
+CORE = ("lock", "dio", "sched")  # documented in docs/recorder-json.md, "overhead"
+
+
+def run_record(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([record_binary(), *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize("args,word", [
+    (["--max-overhead", "lots"], "--max-overhead"),
+    (["--max-overhead", "-1"], "--max-overhead"),
+    (["--max-overhead", "101"], "--max-overhead"),
+    (["--interval-ms", "5"], "--interval-ms"),
+    (["--interval-ms", "x"], "--interval-ms"),
+    (["--series-out", "/tmp/never-written.jsonl"], "--series-out"),
+])
+def test_bad_budget_and_interval_options_exit_2(args, word):
+    res = run_record(*args)
+    assert res.returncode == 2, res
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and word in lines[0], res.stderr
+    assert not Path("/tmp/never-written.jsonl").exists()
+
+
+def direct_writes(fs_path: Path, name: str, ios: int) -> int:
+    """ios 4 KiB O_DIRECT random overwrites by lockscope-load; returns the I/Os it reports."""
+    out = fs_path / f"{name}.json"
+    res = subprocess.run([find_binary("lockscope-load"), "--name=w",
+                          f"--filename={fs_path / name}.dat", "--rw=randwrite", "--bs=4k",
+                          "--direct=1", "--size=4m", f"--io_size={ios * 4}k",
+                          "--output-format=json", f"--output={out}"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return json.loads(out.read_text())["jobs"][0]["write"]["total_ios"]
+
+
+def group(doc: dict, name: str) -> dict:
+    return next(g for g in doc["overhead"]["per_group"] if g["name"] == name)
+
+
+def prog_ids(owner: int) -> set[int]:
+    """Ids of the BPF programs process owner holds, from its fds' fdinfo."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{owner}/fdinfo"):
+        try:
+            text = Path(f"/proc/{owner}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        ids.update(int(m) for m in re.findall(r"^prog_id:\s+(\d+)$", text, re.M))
+    return ids
+
+
+def bpftool_runs(ids: set[int]) -> dict[int, tuple[int, int]]:
+    """Program id -> (run_cnt, run_time_ns), as bpftool reads them."""
+    res = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True,
+                         timeout=60, check=True)
+    return {p["id"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0))
+            for p in json.loads(res.stdout) if p["id"] in ids}
+
+
+@pytest.mark.kernel
+def test_overhead_is_consistent_and_grows_with_the_load(ext4_fs, tmp_path):
+    docs, ios = [], []
+    for n in (256, 4096):
+        with recorder([], tmp_path / f"rec{n}.json") as (_, start, finish):
+            start()
+            ios.append(direct_writes(ext4_fs.path, f"f{n}", n))
+            docs.append(finish())
+    for doc, n in zip(docs, ios):
+        o = doc["overhead"]
+        assert o["stats"] in ("session", "already_on")
+        assert o["window_ns"] == doc["interval"]["duration_ns"]
+        assert o["online_cpus"] == os.sysconf("SC_NPROCESSORS_ONLN")
+        progs, groups = o["per_program"], o["per_group"]
+        assert sum(p["run_time_ns"] for p in progs) == o["bpf_ns"] > 0
+        assert sum(g["run_time_ns"] for g in groups) == o["bpf_ns"]
+        assert sum(g["cpu_share"] for g in groups) == pytest.approx(o["cpu_share"], rel=1e-6)
+        assert o["cpu_share"] == pytest.approx(
+            o["bpf_ns"] / (o["window_ns"] * o["online_cpus"]), rel=1e-6)
+        for p in progs + groups:
+            if p["run_cnt"]:
+                assert p["ns_per_run"] == pytest.approx(p["run_time_ns"] / p["run_cnt"])
+        # every direct write passes through the dio group's begin and end programs
+        assert group(doc, "dio")["run_cnt"] >= 2 * n
+        assert o["user"]["cpu_ns"] >= o["user"]["user_ns"] and o["shed"] == []
+        assert not o["detached"]
+    small, big = (group(d, "dio") for d in docs)
+    assert big["run_cnt"] > small["run_cnt"] and big["run_time_ns"] > small["run_time_ns"]
+    # the recorder turned the statistics on for itself only
+    assert Path("/proc/sys/kernel/bpf_stats_enabled").read_text().strip() in ("0", "1")
+
+
+@pytest.mark.kernel
+def test_cpu_share_agrees_with_bpftool(ext4_fs, tmp_path):
+    with recorder([], tmp_path / "rec.json") as (proc, start, finish):
+        ids = prog_ids(proc.pid)
+        before = bpftool_runs(ids)
+        t0 = time.monotonic()
+        start()
+        direct_writes(ext4_fs.path, "f", 8192)
+        t1 = time.monotonic()
+        after = bpftool_runs(ids)
+        doc = finish()
+    assert before and set(after) == set(before)
+    ours = {p["id"]: p for p in doc["overhead"]["per_program"]}
+    assert set(ours) == set(after)
+    bpf_ns = sum(after[i][1] - before[i][1] for i in after)
+    share = bpf_ns / ((t1 - t0) * 1e9 * os.sysconf("SC_NPROCESSORS_ONLN"))
+    assert doc["overhead"]["cpu_share"] == pytest.approx(share, rel=0.10)
+
+
+@pytest.mark.kernel
+def test_budget_sheds_stacks_then_groups_then_detaches(tmp_path):
+    out = tmp_path / "rec.json"
+    # one non-core group left on; everything on this machine costs more than 0.0001%
+    res = run_record("--list-features")
+    groups = [g["name"] for g in json.loads(res.stdout)["groups"]]
+    off = ",".join(g for g in groups if g not in CORE and g != "syscalls")
+    res = run_record("--duration", "30", "--max-overhead", "0.0001", "--disable", off,
+                     "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    o = doc["overhead"]
+    assert [(s["kind"], s["what"]) for s in o["shed"]] == [
+        ("stacks", "user_stacks"), ("stacks", "stacks"), ("group", "syscalls"), ("all", "all")]
+    start, end = doc["interval"]["start_mono_ns"], doc["interval"]["end_mono_ns"]
+    times = [s["t_ns"] for s in o["shed"]]
+    assert start < times[0] < times[1] < times[2] < times[3] <= end
+    assert all(s["after_ns"] == s["t_ns"] - start for s in o["shed"])
+    assert all(s["share_before"] > 0.0001 / 100 for s in o["shed"])
+    assert o["detached"] and group(doc, "syscalls")["shed"]
+    # the window closed at the detach, long before --duration
+    assert doc["interval"]["duration_ns"] < 20e9
+    assert o["max_overhead_pct"] == pytest.approx(0.0001)
+    assert o["core_groups"] == list(CORE)
+
+
+@pytest.mark.kernel
+def test_series_cover_the_window_and_add_up(ext4_fs, tmp_path):
+    series_out = tmp_path / "series.jsonl"
+    with recorder(["--interval-ms", "200", "--series-out", str(series_out)],
+                  tmp_path / "rec.json") as (_, start, finish):
+        start()
+        direct_writes(ext4_fs.path, "f", 4096)
+        time.sleep(0.5)
+        doc = finish()
+    series = doc["series"]
+    assert doc["series_omitted"] == 0 and len(series) >= 3
+    assert [json.loads(line) for line in series_out.read_text().splitlines()] == series
+    iv = doc["interval"]
+    assert series[0]["interval"]["start_mono_ns"] == iv["start_mono_ns"]
+    assert series[-1]["interval"]["end_mono_ns"] == iv["end_mono_ns"]
+    for a, b in zip(series, series[1:]):
+        assert a["interval"]["end_mono_ns"] == b["interval"]["start_mono_ns"]
+    for s in series:
+        assert s["interval"]["duration_ns"] == \
+            s["interval"]["end_mono_ns"] - s["interval"]["start_mono_ns"]
+        assert set(s) >= {"threads", "locks", "offcpu", "dio", "syscalls", "block", "overhead"}
+
+    def sums(sections, key, fields):
+        total: dict = defaultdict(int)
+        for sec in sections:
+            for e in sec:
+                for f in fields:
+                    total[(key(e), f)] += e[f]["count"] if isinstance(e[f], dict) else e[f]
+        return dict(total)
+
+    dio_key = lambda e: (e["dev"], e["ino"])  # noqa: E731
+    dio_fields = ("writes", "aligned", "hole", "mapped", "unwritten")
+    assert sums([s["dio"] for s in series], dio_key, dio_fields) == \
+        sums([doc["dio"]], dio_key, dio_fields)
+    lock_key = lambda e: e["addr"]  # noqa: E731
+    assert sums([s["locks"] for s in series], lock_key, ("count", "total_ns")) == \
+        sums([doc["locks"]], lock_key, ("count", "total_ns"))
+    sys_key = lambda e: e["name"]  # noqa: E731
+    assert sums([s["syscalls"] for s in series], sys_key, ("count", "total_ns")) == \
+        {k: v for k, v in sums([doc["syscalls"]], sys_key, ("count", "total_ns")).items()
+         if v}
+    off_key = lambda e: (e["tid"], e["reason"], tuple(e["kstack"]))  # noqa: E731
+    assert sums([s["offcpu"] for s in series], off_key, ("count", "total_ns")) == \
+        sums([doc["offcpu"]], off_key, ("count", "total_ns"))
+    assert sum(s["overhead"]["bpf_ns"] for s in series) == doc["overhead"]["bpf_ns"]
+    # thread times count in the interval where each period ends
+    t_key = lambda e: e["tid"]  # noqa: E731
+    t_fields = ("oncpu_ns", "offcpu_ns", "runqueue_ns")
+    got = sums([s["threads"] for s in series], t_key, t_fields)
+    want = sums([doc["threads"]], t_key, t_fields)
+    assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}
+    # only what changed: an interval lists no thread without time in it
+    for s in series:
+        assert all(t["oncpu_ns"] + t["offcpu_ns"] + t["runqueue_ns"] for t in s["threads"])
+        assert all(c["count"] for c in s["syscalls"])
+
+
+@pytest.mark.kernel
+def test_a_window_that_never_opened_costs_nothing(tmp_path):
+    out = tmp_path / "rec.json"
+    res = subprocess.run([record_binary(), "--start-on-stdin", "--interval-ms", "100",
+                          "--out", str(out)], input="", capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    o = doc["overhead"]
+    assert doc["interval"]["duration_ns"] == 0 and o["window_ns"] == 0
+    assert o["bpf_ns"] == 0 and o["cpu_share"] is None and o["shed"] == []
+    assert all(p["run_cnt"] == 0 for p in o["per_program"])
+    assert doc["series"] == []
