@@ -63,7 +63,8 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
         client = start_load()
         with dbservers.running(client):
             load_out = dbservers.finish(client)
-        stdout, _ = proc.communicate(timeout=120)
+        proc.wait(timeout=120)  # stderr belongs to the reader thread
+        stdout = proc.stdout.read()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -186,9 +187,12 @@ def test_per_second_series_cover_the_window(request, run):
     assert rows[-1]["end_mono_ns"] == pytest.approx(window["end_mono_ns"], abs=0.2e9)
     for a, b in zip(rows, rows[1:]):
         assert b["start_mono_ns"] == pytest.approx(a["end_mono_ns"], abs=1e6)
-    if trace.get("series"):
-        interval_s = doc["attach"]["interval_s"]
-        assert len(rows) == pytest.approx(window["duration_ns"] / 1e9 / interval_s, abs=1)
+    # the recorder's own intervals (--interval-ms), one per second of the window
+    assert trace.get("series"), "attach did not ask the recorder for intervals"
+    interval_s = doc["attach"]["interval_s"]
+    assert len(rows) == pytest.approx(window["duration_ns"] / 1e9 / interval_s, abs=1)
+    # and the live line showed the top wait class from them
+    assert "top wait: " in doc["_stderr"], doc["_stderr"]
     # every row has the database's rate lined up with it
     assert all(r["db"] for r in rows)
 

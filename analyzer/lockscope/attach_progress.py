@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .analysis.series import interval_throughput, interval_wait_classes
-from .analysis.waitclass import CLASSES
+from .analysis.waitclass import CLASSES, LOSS_CLASSES
 
 PLAIN_EVERY_S = 5.0
 
@@ -95,7 +95,7 @@ class AttachProgress:
             parts.append(f"{tp['write_calls_s']:,.0f} writes/s {tp['fsync_calls_s']:,.0f} "
                          f"fsyncs/s")
             classes = interval_wait_classes(interval)
-            loss = {k: v for k, v in classes.items() if k != "idle" and v > 0}
+            loss = {k: v for k, v in classes.items() if k in LOSS_CLASSES and v > 0}
             if loss:
                 top = max(loss, key=loss.get)
                 dur = (interval.get("interval") or {}).get("duration_ns") or 1e9

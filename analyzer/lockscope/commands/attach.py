@@ -210,7 +210,12 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
                     if not pids:
                         ended = "target exited"
                         break
-                    progress.tick(pids)
+                    try:
+                        progress.tick(pids)
+                    except (OSError, ValueError, KeyError) as exc:
+                        # the live line is a convenience: it never ends the trace
+                        print(f"lockscope attach: live line off: {exc!r}", file=sys.stderr)
+                        progress.tick = lambda pids: None
                     time.sleep(min(1.0, max(deadline - now, 0.05)))
         except KeyboardInterrupt:
             ended = "interrupted"
