@@ -16,6 +16,15 @@ CLASS_COLORS = {
 }
 
 
+def _mark_shedding(ax, a: dict) -> None:
+    """Where the recorder shed stacks or probe groups (--max-overhead): what follows
+    has less detail, and the reader should see why."""
+    for x in ((a.get("overhead") or {}).get("shed") or []):
+        ax.axvline(x["after_s"], color="#555555", lw=0.8, ls="--")
+        ax.annotate(f"shed {x['what']}", (x["after_s"], 1.0), xycoords=("data", "axes fraction"),
+                    rotation=90, va="top", ha="right", fontsize=7, color="#555555")
+
+
 def _times(rows: list[dict]) -> list[float]:
     return [r["t_s"] + r["duration_s"] / 2 for r in rows]
 
@@ -46,6 +55,7 @@ def throughput_figure(a: dict):
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, loc="lower left", fontsize=8)
+    _mark_shedding(ax, a)
     ax.set_title("Throughput per interval (shaded: intervals where it fell)")
     return fig
 
@@ -78,6 +88,7 @@ def classes_figure(a: dict):
         ax.stackplot(t, *stacks, labels=labels, colors=colors, alpha=0.9)
     ax.set_xlabel("seconds into the window")
     ax.set_ylabel("threads (average)")
+    _mark_shedding(ax, a)
     ax.set_title("Where the threads' time went, per interval")
     handles, lab = ax.get_legend_handles_labels()
     ax.legend(handles[::-1], lab[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
