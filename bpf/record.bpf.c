@@ -11,6 +11,7 @@
 #include "record_maps.bpf.h"
 #include "record_util.bpf.h"
 #include "record_lock.bpf.h"
+#include "record_holder.bpf.h"
 #include "record_inode.bpf.h"
 #include "record_dio.bpf.h"
 #include "record_extent.bpf.h"

@@ -287,6 +287,67 @@ struct jbd2_commit_val {
 	__u64 max_running;
 };
 
+/* Lock holders (record_holder.bpf.h): what the owner of a sleeping lock was
+ * doing when a traced thread began to wait for it. */
+#define REC_HOLDER_DEPTH 32   /* frames kept of an owner's kernel stack */
+
+enum rec_holder_state {
+	HS_UNKNOWN = 0,      /* no owner to name: released, not yet stored, or no owner field */
+	HS_ON_CPU = 1,       /* running on a CPU (no stack: it cannot be walked from here) */
+	HS_RUNQUEUE = 2,     /* runnable, waiting for a CPU */
+	HS_BLOCKED = 3,      /* asleep */
+	HS_READER_OWNED = 4, /* rwsem held by readers: its owner field is only a hint */
+};
+
+#define HF_IOWAIT 1u        /* the owner was in io_schedule (task->in_iowait) */
+#define HF_MUTEX 2u         /* the lock is a mutex (else an rwsem) */
+
+/* Holder counters (per-CPU array holder_counts). */
+enum rec_holder_count {
+	HC_WAITS,            /* waits of traced threads entered in the table of contended locks */
+	HC_TABLE_FULL,       /* waits not entered: every table entry busy with another lock */
+	HC_SAMPLED,          /* snapshots taken (one per contended lock and timer period) */
+	HC_READER_OWNED,     /* rwsem reader-owned: no owner named */
+	HC_NO_OWNER,         /* owner field empty or not yet set */
+	HC_NO_LAYOUT,        /* the lock type has no owner field here (PREEMPT_RT) */
+	HC_OWNER_GONE,       /* the owner's thread id no longer names it */
+	HC_STACK_FAILED,     /* bpf_get_task_stack returned nothing */
+	HC_NO_STACK_SUPPORT, /* no trusted task pointer (raw_tp, or no bpf_task_from_pid) */
+	HC_MAP_FULL,         /* a holder map was full */
+	HC_STACKS_SHED,      /* owner stacks not taken: stacks shed by --max-overhead */
+	HC_WAKE_UNSAMPLED,   /* waiters' wake-ups whose waker stack was not walked (one per CPU per period) */
+	HC_MAX,
+};
+
+struct holder_key {
+	__u64 lock;
+	__u32 state;         /* enum rec_holder_state */
+	__u32 kstack;        /* hash in holder_stacks, REC_NO_STACK when none */
+	__u32 owner_tid;
+	__u32 owner_pid;
+	__u32 flags;         /* HF_* */
+	__u32 pad;
+};
+
+struct holder_val {
+	__u64 count;         /* snapshots */
+	__u64 wait_ns;       /* waiters x time since the lock's last snapshot: the wait they stand for */
+};
+
+/* The locks traced threads wait on now (a global array of the BPF side). */
+#define REC_HOLDER_LOCKS 16
+struct holder_lock {
+	__u64 lock;
+	__u64 last_ts;       /* last snapshot: one per period, whichever CPU takes it */
+	__u64 waiters;       /* signed: a wait that ended may be subtracted first */
+	__u32 flags;
+	__u32 pad;
+};
+
+struct holder_frames {
+	__u64 ip[REC_HOLDER_DEPTH];
+};
+
 /* Bits the kernel side needs, decoded at run time from tracefs formats
  * (defaults when a format file is unreadable). */
 struct rec_bits {

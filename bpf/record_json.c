@@ -558,17 +558,22 @@ static const char *const handle_start_frames[] = {
 	"start_this_handle", "wait_transaction_locked", "add_transaction_credits", NULL,
 };
 
+const char *rec_blocked_reason(const struct frames *kern)
+{
+	if (frames_have(kern, journal_frames))
+		return "journal";
+	if (frames_have(kern, io_frames))
+		return "io";
+	return "other";
+}
+
 static const char *offcpu_reason(const struct rec_offcpu *o, const struct frames *kern)
 {
 	if (o->k.reason == OFF_LOCK)
 		return "lock";
 	if (o->k.reason == OFF_RUNQUEUE)
 		return "runqueue";
-	if (frames_have(kern, journal_frames))
-		return "journal";
-	if (frames_have(kern, io_frames))
-		return "io";
-	return "other";
+	return rec_blocked_reason(kern);
 }
 
 static int cmp_offcpu(const void *a, const void *b)
@@ -578,7 +583,7 @@ static int cmp_offcpu(const void *a, const void *b)
 	return x->v.total_ns > y->v.total_ns ? -1 : x->v.total_ns < y->v.total_ns;
 }
 
-static const char *tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len)
+const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len)
 {
 	struct rec_task key = { .tid = tid }, *t;
 
@@ -610,7 +615,7 @@ static void write_offcpu(struct rec_session *s, struct json_out *j, struct folde
 			*handle_wait_ns += o->v.total_ns;
 			*handle_wait_count += o->v.count;
 		}
-		tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
+		rec_tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
 		json_begin_object(j);
 		json_uint(j, "tid", o->k.tid);
 		json_uint(j, "pid", o->k.pid);
@@ -793,6 +798,7 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_jbd2(s, &j, wait_ns, wait_count);
+	rec_write_holders(s, &j);
 	json_key(&j, "folded");
 	json_begin_object(&j);
 	write_folded(&j, "lockwait", lockwait);

@@ -16,6 +16,7 @@ enum {
 	OPT_MAX_LOCKS, OPT_MAX_STACKS, OPT_STACK_DEPTH, OPT_MAX_INODES, OPT_MAX_THREADS,
 	OPT_MAX_OFFCPU, OPT_MAX_INFLIGHT, OPT_SCAN_MS, OPT_MOUNT_MAX, OPT_DISABLE, OPT_ATTACH,
 	OPT_STACK_REFRESH, OPT_MAX_OVERHEAD, OPT_INTERVAL, OPT_SERIES_OUT,
+	OPT_HOLDER_PERIOD,
 };
 
 struct opt_doc {
@@ -49,6 +50,9 @@ static const struct opt_doc docs[] = {
 	  "a thread that blocks or waits again on the same code path (same return addresses "
 	  "on the stack, lock, user IP, syscall) within N ms reuses its stacks instead of "
 	  "walking them again (default 100; 0: walk every time)" },
+	{ { "holder-period-ms", required_argument, NULL, OPT_HOLDER_PERIOD }, "N",
+	  "every N ms, a snapshot of the holder of each lock traced threads wait on "
+	  "(probe group 'holders'; default 2)" },
 	{ { "max-locks", required_argument, NULL, OPT_MAX_LOCKS }, "N",
 	  "entries of the lock-wait map, one per (lock, flags, stacks, process) (default 16384)" },
 	{ { "max-stacks", required_argument, NULL, OPT_MAX_STACKS }, "N",
@@ -176,6 +180,7 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 	o->user_stacks = true;
 	o->min_block_us = 1;
 	o->stack_refresh_ms = 100;
+	o->holder_period_ms = 2;
 	o->max_locks = 16384;
 	o->max_stacks = 16384;
 	o->stack_depth = 64;
@@ -242,6 +247,9 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 		case OPT_MIN_BLOCK: target = &o->min_block_us; name = "min-block-us"; min = 0; break;
 		case OPT_STACK_REFRESH:
 			target = &o->stack_refresh_ms; name = "stack-refresh-ms"; min = 0; max = 60000;
+			break;
+		case OPT_HOLDER_PERIOD:
+			target = &o->holder_period_ms; name = "holder-period-ms"; min = 1; max = 1000;
 			break;
 		case OPT_MAX_LOCKS: target = &o->max_locks; name = "max-locks"; break;
 		case OPT_MAX_STACKS: target = &o->max_stacks; name = "max-stacks"; break;

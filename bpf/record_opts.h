@@ -21,6 +21,7 @@ struct rec_opts {
 	bool verbose;
 	unsigned int min_block_us;
 	unsigned int stack_refresh_ms;
+	unsigned int holder_period_ms; /* holder snapshot timer period */
 	unsigned int max_locks;
 	unsigned int max_stacks;
 	unsigned int stack_depth;

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "record.h"
 #include "record.skel.h"
+#include "record_holder.h"
 #include "record_probe.h"
 #include "record_tpfmt.h"
 
@@ -74,6 +75,14 @@ const struct rec_group_def rec_groups[NR_GROUPS] = {
 	[GROUP_EXT4_WRITE_ENTRY] = { "ext4_write_entry", { "ext4_file_write_iter" }, { "ext4_write_entry" },
 		K(FENTRY) | K(KPROBE), true,
 		"no per-file time from ext4_file_write_iter entry to iomap (i_rwsem and write checks)" },
+	/* After "lock", so that it shares that group's tracepoints; its own
+	 * programs, so that it can be turned off or shed alone. */
+	[GROUP_HOLDERS] = { "holders", { "lock:contention_begin", "lock:contention_end" },
+		{ "holder_begin", "holder_end", "holder_tick" }, BTF_KINDS, false,
+		"no lock-holder snapshots (what the holder did while others waited)" },
+	/* Needs the holders group's waiter slots (task storage of the woken task). */
+	[GROUP_RELEASERS] = { "releasers", { "sched:sched_waking" }, { "releaser_wake" },
+		K(TP_BTF), false, "no releaser stacks (where a waited-for lock was released)" },
 };
 
 /* ---- libbpf messages: kept to find which program a load failed on ---- */
@@ -348,10 +357,14 @@ static int try_alone(const struct rec_group_def *g, int kind, const char **stage
 	*stage = "open";
 	if (!skel)
 		return -errno;
-	bpf_object__for_each_map(map, skel->obj)
-		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
-		    bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) /* a ring is pages */
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__type(map) == BPF_MAP_TYPE_TASK_STORAGE) /* no extra uses one */
+			bpf_map__set_autocreate(map, false);
+		else if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY &&
+			 bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
+			 bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) /* a ring is pages */
 			bpf_map__set_max_entries(map, 1);
+	}
 	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
 		snprintf(prog_name, sizeof(prog_name), "%s%s", g->progs[i], suffixes[kind]);
 		choose_programs(skel, NULL, prog_name);
@@ -519,6 +532,9 @@ static int attach_all(struct rec_probe *p)
 
 		if (!bpf_program__autoload(prog))
 			continue;
+		/* timer programs are attached per CPU by their owner (record_holder_tick.c) */
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
+			continue;
 		link = bpf_program__attach(prog);
 		if (!link) {
 			int err = errno;
@@ -606,6 +622,12 @@ int rec_probe_detach_group(struct rec_probe *p, int g)
 			n++;
 		}
 	}
+	/* The holders group's timers are its own links (record_holder_tick.c);
+	 * releasers need its waiter slots, so they go with it. */
+	if (g < 0 || g == GROUP_HOLDERS)
+		n += rec_holder_ticks_detach();
+	if (g == GROUP_HOLDERS)
+		n += rec_probe_detach_group(p, GROUP_RELEASERS);
 	return n;
 }
 

@@ -184,6 +184,7 @@ int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
 		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
+	err = err ?: rec_read_holders(skel, &d->holders);
 	return err ?: read_drops(skel, d->drops);
 }
 
@@ -327,7 +328,7 @@ int rec_data_copy(const struct rec_data *src, struct rec_data *dst)
 	COPY(locks); COPY(inodes); COPY(tasks); COPY(offcpu); COPY(dio); COPY(block);
 	COPY(handles); COPY(commits);
 #undef COPY
-	return err;
+	return rec_holders_copy(&src->holders, &dst->holders) ?: err;
 }
 
 int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
@@ -358,5 +359,6 @@ void rec_data_free(struct rec_data *d)
 	free(d->block);
 	free(d->handles);
 	free(d->commits);
+	rec_holders_free(&d->holders);
 	memset(d, 0, sizeof(*d));
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include "record.h"
+#include "record_holder.h"
 
 struct record_bpf;
 
@@ -30,6 +31,7 @@ struct rec_data {
 	REC_ARRAY(struct rec_commit, commits);
 	struct lat_stat syscalls[REC_NR_SYSCALLS];
 	__u64 drops[DROP_MAX];
+	struct rec_holders holders;
 };
 
 /* Every map into memory. 0 or a negative errno. */

@@ -136,12 +136,14 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->self_pid = getpid();
 	skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
 	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
+	skel->rodata->holder_period_ns = (__u64)o->holder_period_ms * 1000000;
 	skel->rodata->text_start = s->text_start;
 	skel->rodata->text_end = s->text_end;
 	skel->rodata->user_stacks = o->user_stacks;
 	memcpy((void *)skel->rodata->syscall_nrs, s->syscall_nrs, sizeof(s->syscall_nrs));
 	skel->rodata->count_buffered_in_fs = !rec_group_on(&s->probe, GROUP_SYSCALLS);
 	rec_filter_rodata(skel, &s->filter);
+	rec_holder_configure(skel, &s->probe);
 	return 0;
 }
 
@@ -177,6 +179,7 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	err = rec_probe_prepare(&s->probe, o, configure, s);
 	if (err)
 		return err;
+	rec_holder_ticks_attach(&s->probe, o->holder_period_ms); /* a failure is reported in the JSON */
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)
 		return err;
@@ -361,6 +364,7 @@ void rec_finish(struct rec_session *s)
 		rec_data_free(&s->data);
 	if (s->stacks_ready)
 		stacks_free(&s->stacks);
+	rec_holder_ticks_detach();
 	rec_probe_destroy(&s->probe);
 	if (s->ovh_ready)
 		ovh_free(&s->ovh);

@@ -46,6 +46,7 @@ def _free_pid() -> int:
     (["--duration", "-3"], ["--duration"]),
     (["--duration", "soon"], ["--duration"]),
     (["--max-locks", "0"], ["--max-locks"]),
+    (["--holder-period-ms", "0"], ["--holder-period-ms"]),
     (["--disable", "no_such_group"], ["no_such_group"]),
     (["--attach-kinds", "uprobe"], ["uprobe"]),
     (["--no-such-option"], ["--no-such-option"]),

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.analysis.holders import ACTIVITIES
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
 RUNTIME = "3"
@@ -69,6 +71,10 @@ def test_default_sparse_shared_file(tmp_path):
     assert ext4["lock"] == "i_rwsem" and "holes" in ext4["reasons"]
     assert ext4["path"].endswith("/shared-sparse-randwrite.dat")
     assert ext4["kernel_function"]
+    # What the holder did: not the journal (no O_DSYNC), every activity a known word.
+    assert ext4["holders"] and ext4["holders"][0]["activity"] != "journal", ext4["holders"]
+    assert {h["activity"] for h in ext4["holders"]} <= set(ACTIVITIES)
+    assert "while the holder" in ext4["summary"]
     xfs = doc["analysis"]["xfs"]
     assert xfs["verdict"]["kind"] != "inode_lock_contention", xfs["verdict"]
     # XFS may wait a little on its ILOCK (allocation), but not on i_rwsem (IOLOCK).

@@ -10,7 +10,9 @@ from collections import defaultdict
 from .compare import compare
 from .dio import classes_for, file_classes
 from .explain import what_if
+from .holders import annotate, lock_samples, releasers, split
 from .rules import match_causes
+from .runs import lock_key
 from .scaling import build_points, finish_locks
 from .usl import fit_usl
 from .verdict import decide
@@ -35,9 +37,22 @@ def analyze_fs(label: str, fstype: str, runs: list[dict], cpus: int | None = Non
         causes = match_causes(fstype, row, facts)
     usl = fit_usl([p["threads"] for p in points], [p["iops"]["mean"] for p in points]) \
         if points else {"ok": False, "note": "no points"}
+    verdict = decide(fstype, points, locks, causes, cpus)
+    verdict["holders"], verdict["releasers"] = [], []
+    if verdict["kind"] in ("inode_lock_contention", "other_lock_contention") and locks:
+        _add_holders(verdict, locks[0], runs, points[-1]["threads"])
     return {"fs": label, "fstype": fstype, "points": points, "usl": usl, "locks": locks,
-            "dio_classes": classes, "causes": causes,
-            "verdict": decide(fstype, points, locks, causes, cpus)}
+            "dio_classes": classes, "causes": causes, "verdict": verdict}
+
+
+def _add_holders(verdict: dict, top: dict, runs: list[dict], threads: int) -> None:
+    """What the verdict lock's holder did, from the runs at the highest thread count."""
+    traces = [run["trace"] for run in runs if run.get("threads") == threads and run.get("trace")]
+    samples = [s for t in traces for s in lock_samples(t, top["key"], lock_key)]
+    wakes = [r for t in traces for r in lock_samples(t, top["key"], lock_key, "releasers")]
+    if samples:
+        annotate(verdict, split(samples), f"{top['name']} of {top['path'] or top['key']}",
+                 releasers(wakes))
 
 
 def _file_facts(runs: list[dict], path: str | None) -> dict:

@@ -22,7 +22,7 @@ from . import fmt
 from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
 from .inferno import Inferno, InfernoError
 
-KIND_NOUNS = {"lockwait": "lock-wait", "offcpu": "off-CPU"}
+KIND_NOUNS = {"lockwait": "lock-wait", "offcpu": "off-CPU", "holders": "lock-holder"}
 # Frames narrower than this percentage of the total are dropped from the SVG:
 # it keeps huge profiles readable and the self-contained report small.
 MINWIDTH_PCT = 0.05
@@ -94,7 +94,7 @@ def group_runs(doc: dict[str, Any]) -> dict[str, dict[int, list[dict[str, Any]]]
 
 def verb(kind: str) -> str:
     """``waited`` or ``blocked``."""
-    return "waited" if kind == "lockwait" else "blocked"
+    return "blocked" if kind == "offcpu" else "waited"
 
 
 def _title(fs: str, kind: str, threads: int, total: int, repeats: int) -> tuple[str, str]:
@@ -150,8 +150,9 @@ def collect(doc: dict[str, Any], flame_dir: str | os.PathLike, *,
             if not have:
                 traced = any(isinstance(r.get("trace"), dict)
                              for runs in by_threads.values() for r in runs)
-                # Untraced runs are explained once by notes.missing_notes already.
-                if traced and only_threads is None and diff is None:
+                # Untraced runs are explained once by notes.missing_notes already;
+                # no holder snapshots just means no traced thread waited on a lock.
+                if traced and only_threads is None and diff is None and kind != "holders":
                     result.notes.append(f"{fs}: no {KIND_NOUNS[kind]} stacks were recorded, "
                                         f"so there is no {KIND_NOUNS[kind]} flame graph")
                 continue

@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
         "draws what grew from A to B threads (normalized; red grew). The folded stacks are "
         "written beside the SVG (same name, .folded).")
     p.add_argument("results", help="results.json, or the directory holding it")
-    p.add_argument("--kind", choices=("lockwait", "offcpu"), default="lockwait",
+    p.add_argument("--kind", choices=("lockwait", "offcpu", "holders"), default="lockwait",
                    help="which stacks (default: lockwait)")
     p.add_argument("--fs", help="filesystem label (required when several ran)")
     group = p.add_mutually_exclusive_group()

@@ -20,12 +20,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from ..analysis.runs import worker_tids
+from ..analysis.holders import sample_activity
+from ..analysis.runs import lock_key, worker_tids
 
-KINDS = ("lockwait", "offcpu")
+KINDS = ("lockwait", "offcpu", "holders")
 # The weight each kind carries, for titles and count names.
-UNITS = {"lockwait": "ns waited", "offcpu": "ns blocked"}
-KIND_TITLES = {"lockwait": "lock waits", "offcpu": "off-CPU time"}
+UNITS = {"lockwait": "ns waited", "offcpu": "ns blocked", "holders": "ns waited"}
+KIND_TITLES = {"lockwait": "lock waits", "offcpu": "off-CPU time",
+               "holders": "what the top lock's holder did"}
 _VALUE_KEYS = ("value", "ns", "total_ns", "count", "weight")
 
 
@@ -111,10 +113,41 @@ def _record_stack(rec: dict[str, Any]) -> str | None:
     return ";".join(comm + user + kern)
 
 
+def holders_folded(trace: dict[str, Any]) -> dict[str, int]:
+    """The holder snapshots of the trace's most waited-for lock, as folded stacks:
+    lock; activity (analysis/holders.py); holder's command; its kernel frames."""
+    samples = (trace.get("holders") or {}).get("samples") or []
+    sampled = {s.get("addr") for s in samples if isinstance(s, dict)}
+    locks = [lk for lk in trace.get("locks") or [] if isinstance(lk, dict)
+             and lk.get("addr") in sampled]
+    if not locks:
+        return {}
+    top = max(locks, key=lambda lk: lk.get("total_ns") or 0)
+    out: dict[str, int] = defaultdict(int)
+    for s in samples:
+        if not isinstance(s, dict) or s.get("addr") != top.get("addr"):
+            continue
+        act = sample_activity(s) or str(s.get("state") or "unknown")
+        kstack = s.get("kstack") if isinstance(s.get("kstack"), list) else []
+        frames = [lock_key(top).replace(";", ","), act]
+        if s.get("owner_comm"):
+            frames.append(str(s["owner_comm"]))
+        frames += [strip_offsets(str(f)) + "_[k]" for f in reversed(kstack)]
+        try:
+            value = int(s.get("wait_ns") or 0)
+        except (TypeError, ValueError):
+            continue
+        if value > 0:
+            out[";".join(frames)] += value
+    return dict(out)
+
+
 def records_folded(trace: dict[str, Any], kind: str,
                    tids: set[int] | None = None) -> dict[str, int]:
-    """Folded stacks rebuilt from a trace's lock-wait or off-CPU records
+    """Folded stacks rebuilt from a trace's lock-wait, off-CPU or holder records
     (off-CPU: only the threads in `tids`, when given)."""
+    if kind == "holders":
+        return holders_folded(trace)
     if kind == "lockwait":
         recs = [w for lock in trace.get("locks") or [] if isinstance(lock, dict)
                 for w in lock.get("waits") or [] if isinstance(w, dict)]
@@ -145,7 +178,7 @@ def run_folded(run: dict[str, Any], kind: str) -> Any:
         # workload's idle main thread, which is not I/O time.
         return records_folded(trace, kind, tids) or None
     folded = trace.get("folded")
-    if isinstance(folded, dict) and folded.get(kind):
+    if kind != "holders" and isinstance(folded, dict) and folded.get(kind):
         return folded[kind]
     return records_folded(trace, kind) or None
 

@@ -235,6 +235,13 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
             "kernel_function": verdict.get("kernel_function"),
             "evidence": [str(e) for e in _list(verdict.get("evidence")) if e],
             "remedies": [str(r) for r in _list(verdict.get("remedies")) if r],
+            # what the lock's holder was doing: "journal 72% (a ← b ← c), block_io 16%"
+            "holders": ", ".join(
+                f"{h.get('activity')} {fmt.share(h.get('share'))}"
+                + (f" ({' ← '.join(map(str, h['frames']))})" if i == 0 and h.get("frames") else "")
+                for i, h in enumerate([x for x in _list(verdict.get("holders"))
+                                       if isinstance(x, dict)
+                                       and (fmt.as_float(x.get("share")) or 0) >= 0.01][:4])),
         }
         v.verdict_label, v.verdict_class = VERDICTS.get(
             v.verdict["kind"], (str(v.verdict["kind"]).replace("_", " "), "unknown"))
