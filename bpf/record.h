@@ -25,7 +25,20 @@
 #define REC_USTACK_BYTES 16384    /* stack bytes copied above the user sp */
 #define REC_USTACK_REGS 33        /* DWARF registers: x86_64 uses 17, arm64 33 */
 #define REC_MAX_PIDS 64       /* --pid list */
-#define REC_NR_SYSCALLS 6
+/* The system calls followed, in this order (names in record_session.c):
+ * write, pwrite64, pwritev, pwritev2 (an fd written), io_submit,
+ * io_uring_enter, fsync, fdatasync, sync_file_range (an fd synced): timed
+ * from entry to exit; then read, recvfrom, recvmsg (received) and sendto,
+ * sendmsg (sent): counted at exit, on sockets and pipes only. */
+#define REC_NR_SYSCALLS 14
+#define REC_FD_SYSCALLS 4      /* the first four write an fd */
+#define REC_SYNC_FIRST 6       /* fsync .. sync_file_range */
+#define REC_TIMED_SYSCALLS 9   /* the first nine are timed */
+#define REC_RX_FIRST 9         /* read, recvfrom, recvmsg */
+#define REC_TX_FIRST 12        /* sendto, sendmsg */
+/* Syscall number -> index + 1 in the list above (0: not followed), a table
+ * so that every other system call leaves at one load. */
+#define REC_SYSCALL_TABLE 1024
 /* shed_stacks (bss): stack walks turned off while recording */
 #define REC_SHED_USTACKS 1u
 #define REC_SHED_STACKS 2u
@@ -45,10 +58,10 @@ enum rec_drop {
 	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
 	DROP_REPEAT_BEGIN,      /* not a loss: extra begins folded into one wait */
-	COUNT_STACKS_REUSED,    /* not a loss: off-CPU stacks reused (stack_refresh_ns) */
-	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked */
+	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked (samples) */
 	COUNT_LOCK_STACKS_REUSED, /* the same for lock waits */
 	COUNT_LOCK_STACKS_WALKED,
+	COUNT_OFFCPU_UNSAMPLED, /* not a loss: switch-outs between two stack samples */
 	COUNT_USTACKS_COPIED,   /* not a loss: user stacks copied for unwinding */
 	DROP_USTACK_RINGBUF,    /* ring buffer full: frame-pointer stack instead */
 	DROP_MAX,
@@ -131,6 +144,7 @@ struct dio_val {
 	struct lat_stat write_lat;
 	struct lat_stat read_lat;
 	struct lat_stat pre_iomap;  /* fentry/kprobe extra: entry -> iomap_dio_rw_begin */
+	struct lat_stat sync_lat;   /* fsync, fdatasync, sync_file_range of the file */
 };
 
 /* Why a thread was off CPU, as far as the kernel side can tell. */
@@ -140,6 +154,10 @@ enum rec_off_reason {
 	OFF_RUNQUEUE = 2, /* preempted while runnable */
 };
 
+/* Stacks are walked at one switch-out per stack_refresh_ns of a thread in
+ * a system call and reason (a sample); the others are keyed with
+ * REC_NO_STACK and user space spreads their time over the samples of the
+ * same thread, reason, lock and system call (docs/recorder-json.md). */
 struct offcpu_key {
 	__u64 lock_addr;
 	__u32 tid;
@@ -147,9 +165,10 @@ struct offcpu_key {
 	__u32 kstack;
 	__u32 ustack;
 	__u32 reason;
-	__u32 pad;
+	__u32 syscall;        /* the system call blocked in, REC_NO_SYSCALL if none */
 };
 
+#define REC_NO_SYSCALL 0xffffffffu
 /* One copied user stack, sent through the ring buffer "ustack_samples".
  * regs are in the DWARF register order of the architecture; data holds
  * size bytes of the stack from regs' stack pointer up. */
@@ -198,9 +217,21 @@ struct task_val {
 	__u64 in_ts;           /* switched in */
 	__u64 out_ts;          /* switched out (0 while on CPU) */
 	__u64 wake_ts;
-	__u64 out_lock;        /* sleeping lock at switch-out */
-	__u32 out_kstack;
-	__u32 out_ustack;
+	/* last stack sample per (system call, reason), and of any */
+	__u64 sample_ts[REC_MEMO_SLOTS];
+	__u32 sample_key[REC_MEMO_SLOTS];
+	__u64 walk_ts;
+	__u64 runq_delay;      /* sched_info run-queue wait at the last switch-in */
+	/* the off-CPU record being summed: flushed to the offcpu map when a
+	 * switch-out has another key (user space adds what is left at the end) */
+	struct offcpu_key out;
+	__u64 pending_count;
+	__u64 pending_ns;
+	/* socket and pipe traffic */
+	__u64 rx_calls;
+	__u64 rx_bytes;
+	__u64 tx_calls;
+	__u64 tx_bytes;
 	/* sleeping-lock contention slot */
 	__u64 lock;
 	__u64 lock_ts;
@@ -213,8 +244,10 @@ struct task_val {
 	/* syscall slot */
 	__u64 sys_ts;
 	__u64 sys_ino;
-	__u32 sys_idx;         /* index in syscall_nrs + 1; 0 = none */
-	__u32 sys_dev;         /* regular file written without O_DIRECT */
+	__u32 sys_idx;         /* index in the followed list + 1 (record.h); 0 = none */
+	__u32 sys_dev;         /* regular file written without O_DIRECT, or synced */
+	__u32 sys_net;         /* the fd written is a socket or pipe */
+	__u32 sys_pad;
 	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
 	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;
@@ -222,11 +255,13 @@ struct task_val {
 	__u64 entry_ts;        /* fentry/kprobe extra */
 	/* last file written through a syscall, to skip the fd walk */
 	__u64 sys_file;
+	__u64 sys_file_inode;  /* its struct inode, to tell a reused struct file */
 	__u64 sys_file_ino;
 	__u32 sys_file_dev;
 	__u32 sys_file_buffered;
-	/* stacks of the last switch-out and lock wait at the same place */
-	struct stack_memo off_memo;
+	__u32 sys_file_net;
+	__u32 sys_file_pad;
+	/* stacks of the last lock wait at the same place */
 	struct stack_memo lock_memo;
 };
 

@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include "json_out.h"
 #include "record_btfname.h"
+#include "record_offcpu.h"
 #include "record_paths.h"
 #include "record_series.h"
 #include "record_session.h"
@@ -261,10 +262,10 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_key(j, "counts");
 	json_begin_object(j);
 	json_uint(j, "repeat_begin", d[DROP_REPEAT_BEGIN]);
-	json_uint(j, "offcpu_stacks_reused", d[COUNT_STACKS_REUSED]);
 	json_uint(j, "offcpu_stacks_walked", d[COUNT_STACKS_WALKED]);
 	json_uint(j, "lock_stacks_reused", d[COUNT_LOCK_STACKS_REUSED]);
 	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);
+	json_uint(j, "offcpu_unsampled", d[COUNT_OFFCPU_UNSAMPLED]);
 	json_uint(j, "user_stacks_copied", d[COUNT_USTACKS_COPIED]);
 	json_uint(j, "user_stacks_unwound", s->stacks.unwind.samples);
 	json_uint(j, "unwind_cpu_us", s->stacks.unwind.cpu_ns / 1000);
@@ -291,6 +292,48 @@ static void write_threads(struct rec_session *s, struct json_out *j)
 		json_uint(j, "oncpu_ns", t->v.oncpu_ns);
 		json_uint(j, "offcpu_ns", t->v.offcpu_ns);
 		json_uint(j, "runqueue_ns", t->v.runq_ns);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/* Socket and pipe traffic per process, summed over its threads (sorted by
+ * tid, so a process's threads are not adjacent: a small scan per pid). */
+static void write_net(struct rec_session *s, struct json_out *j)
+{
+	char comm[32];
+	size_t i, k;
+
+	json_key(j, "net");
+	json_begin_array(j);
+	for (i = 0; i < s->data.nr_tasks; i++) {
+		const struct task_val *t = &s->data.tasks[i].v;
+		__u64 v[4] = { 0 };
+		bool first = true;
+
+		for (k = 0; k < i && first; k++)
+			first = s->data.tasks[k].v.pid != t->pid;
+		if (!first)
+			continue;
+		for (k = i; k < s->data.nr_tasks; k++) {
+			const struct task_val *u = &s->data.tasks[k].v;
+
+			if (u->pid != t->pid)
+				continue;
+			v[0] += u->rx_calls;
+			v[1] += u->rx_bytes;
+			v[2] += u->tx_calls;
+			v[3] += u->tx_bytes;
+		}
+		if (!v[0] && !v[2])
+			continue;
+		json_begin_object(j);
+		json_uint(j, "pid", t->pid);
+		json_string(j, "comm", pid_comm(s, t->pid, comm, sizeof(comm)));
+		json_uint(j, "rx_calls", v[0]);
+		json_uint(j, "rx_bytes", v[1]);
+		json_uint(j, "tx_calls", v[2]);
+		json_uint(j, "tx_bytes", v[3]);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -524,6 +567,7 @@ static void write_dio(struct rec_session *s, struct json_out *j)
 		json_lat(j, "latency", &d->v.write_lat);
 		json_lat(j, "read_latency", &d->v.read_lat);
 		json_lat(j, "pre_iomap", &d->v.pre_iomap);
+		json_lat(j, "fsync", &d->v.sync_lat);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -602,6 +646,7 @@ static void write_offcpu(struct rec_session *s, struct json_out *j, struct folde
 	char comm[32], addr[32];
 	size_t i;
 
+	rec_offcpu_spread(&s->data);
 	qsort(s->data.offcpu, s->data.nr_offcpu, sizeof(*s->data.offcpu), cmp_offcpu);
 	json_key(j, "offcpu");
 	json_begin_array(j);
@@ -629,8 +674,14 @@ static void write_offcpu(struct rec_session *s, struct json_out *j, struct folde
 		}
 		json_frames(j, "kstack", kern);
 		json_frames(j, "ustack", have_user ? &user : NULL);
+		if (o->k.syscall != REC_NO_SYSCALL)
+			json_uint(j, "syscall", o->k.syscall);
+		else
+			json_null(j, "syscall");
 		json_uint(j, "count", o->v.count);
 		json_uint(j, "total_ns", o->v.total_ns);
+		json_uint(j, "sampled_count", o->sampled.count);
+		json_uint(j, "sampled_ns", o->sampled.total_ns);
 		json_end_object(j);
 		folded_add(folded, comm, have_user ? &user : NULL, kern, o->v.total_ns);
 	}
@@ -684,7 +735,7 @@ static void write_syscalls(struct rec_session *s, struct json_out *j)
 
 	json_key(j, "syscalls");
 	json_begin_array(j);
-	for (i = 0; i < REC_NR_SYSCALLS; i++) {
+	for (i = 0; i < REC_TIMED_SYSCALLS; i++) {
 		if (s->in_series && !s->data.syscalls[i].count)
 			continue;
 		json_begin_object(j);
@@ -797,6 +848,7 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	write_offcpu(s, &j, offcpu, &wait_ns, &wait_count);
 	write_block(s, &j);
 	write_syscalls(s, &j);
+	write_net(s, &j);
 	write_jbd2(s, &j, wait_ns, wait_count);
 	rec_write_holders(s, &j);
 	json_key(&j, "folded");
@@ -843,6 +895,7 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	write_offcpu(s, &j, unused, &wait_ns, &wait_count);
 	write_block(s, &j);
 	write_syscalls(s, &j);
+	write_net(s, &j);
 	ovh_interval_json(&s->ovh, &j, end, reread);
 	json_end_object(&j);
 	*delta = s->data;

@@ -27,20 +27,23 @@ const volatile char comm_filter[16] = {};
 const volatile __u64 cgroup_id = 0;
 const volatile __u32 cgroup_level = 0;
 const volatile __u64 min_block_ns = 1000;
-/* A thread that blocks again at the same place (same user IP, lock, I/O
- * wait and journal state) within this time reuses its last off-CPU stacks
- * instead of walking them again; 0 walks them at every switch. */
+/* A thread's off-CPU stacks are walked at one switch-out per this time (a
+ * sample), and a lock wait at the same place (user IP, lock, I/O wait and
+ * journal state) within it reuses its last stacks; 0 walks them at every
+ * switch and wait. */
 const volatile __u64 stack_refresh_ns = 100000000;
 /* Kernel text (_stext.._etext, from kallsyms): return addresses on the
  * stack are told from data by it. 0: unknown, stacks are always walked. */
 const volatile __u64 text_start = 0;
 const volatile __u64 text_end = 0;
 const volatile bool user_stacks = true;
-/* write, pwrite64, pwritev, pwritev2 (take an fd), io_submit, io_uring_enter */
-const volatile __u32 syscall_nrs[REC_NR_SYSCALLS] = {
-	0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
-};
-#define REC_FD_SYSCALLS 4
+/* Run-queue waits from the task's sched_info instead of sched_wakeup (set
+ * by record_probe.c when the kernel has it and the program sees the task
+ * switching in). */
+const volatile bool runq_from_sched_info = false;
+/* Syscall number -> index + 1 in the followed list (record.h), 0: not
+ * followed. */
+const volatile __u8 syscall_slot[REC_SYSCALL_TABLE] = {};
 /* Buffered writes are counted at sys_exit; without the syscalls group,
  * xfs_file_buffered_write counts them instead. */
 const volatile bool count_buffered_in_fs = false;

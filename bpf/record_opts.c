@@ -47,9 +47,10 @@ static const struct opt_doc docs[] = {
 	{ { "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS }, NULL,
 	  "do not collect user stacks" },
 	{ { "stack-refresh-ms", required_argument, NULL, OPT_STACK_REFRESH }, "N",
-	  "a thread that blocks or waits again on the same code path (same return addresses "
-	  "on the stack, lock, user IP, syscall) within N ms reuses its stacks instead of "
-	  "walking them again (default 100; 0: walk every time)" },
+	  "off-CPU stacks are sampled once per N ms per thread, system call and reason (the "
+	  "rest weighted onto the samples), and a lock wait on the same code path (return "
+	  "addresses, lock, user IP, syscall) within N ms reuses its stacks (default 100; "
+	  "0: walk every time)" },
 	{ { "holder-period-ms", required_argument, NULL, OPT_HOLDER_PERIOD }, "N",
 	  "every N ms, a snapshot of the holder of each lock traced threads wait on "
 	  "(probe group 'holders'; default 2)" },

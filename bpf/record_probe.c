@@ -18,6 +18,7 @@
 #include "record_holder.h"
 #include "record_probe.h"
 #include "record_tpfmt.h"
+#include "record_session.h"
 
 #define K(kind) (1u << ATTACH_##kind)
 #define TRACEPOINT_KINDS (K(TP_BTF) | K(RAW_TP) | K(TRACEPOINT))
@@ -336,6 +337,42 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 	}
 }
 
+static bool struct_has(struct kernel_view *v, const char *type, const char *member)
+{
+	int id = v->vmlinux ? btf__find_by_name_kind(v->vmlinux, type, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(v->vmlinux, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+	int i;
+
+	for (i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(v->vmlinux, m[i].name_off), member))
+			return true;
+	return false;
+}
+
+/* The run-queue wait of a task switching in can be read from its
+ * sched_info (record_sched.bpf.h, runq_delay) when the kernel has it and
+ * the runqueue link of group scheduling, and the program sees that task
+ * (tp_btf, raw_tp):
+ * then sched_wakeup, which runs at every wake-up on the machine, is left
+ * out. */
+static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v)
+{
+	int kind = p->groups[GROUP_SCHED].attach;
+	struct bpf_program *prog;
+	char name[64];
+
+	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->vmlinux ||
+	    !struct_has(v, "sched_info", "last_queued") || !struct_has(v, "sched_entity", "cfs_rq") ||
+	    !struct_has(v, "cfs_rq", "rq"))
+		return;
+	p->skel->rodata->runq_from_sched_info = true;
+	snprintf(name, sizeof(name), "sched_wakeup%s", suffixes[kind]);
+	prog = bpf_object__find_program_by_name(p->skel->obj, name);
+	if (prog)
+		bpf_program__set_autoload(prog, false);
+}
+
 static void mark_failed(struct rec_group_state *st, int kind, const char *stage, int err)
 {
 	st->failed |= 1u << kind;
@@ -449,12 +486,31 @@ int rec_probe_check_names(const struct rec_opts *o)
 	return 0;
 }
 
+/* Per-system-call tracepoints (syscalls:sys_enter_NAME, with
+ * CONFIG_FTRACE_SYSCALLS) run a program only for the calls followed; the
+ * raw_syscalls ones run it for every call of every task. */
+static bool per_syscall_events(void)
+{
+	return tracefs_event("syscalls", "sys_exit_write");
+}
+
+/* The kinds in the order they are tried: tp_btf first, except for the
+ * system calls when per-call tracepoints exist. */
+static int kind_order(int g, int i)
+{
+	if (g != GROUP_SYSCALLS || !per_syscall_events())
+		return i;
+	if (i == 0)
+		return ATTACH_TRACEPOINT;
+	return i <= ATTACH_TRACEPOINT ? i - 1 : i;
+}
+
 /* Pick a kind for every group from what is offered, allowed, present and
  * not yet failed. */
 static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct kernel_view *v,
 			 unsigned int allowed)
 {
-	int g, k;
+	int g, k, i;
 
 	for (g = 0; g < NR_GROUPS; g++) {
 		const struct rec_group_def *def = &rec_groups[g];
@@ -467,9 +523,11 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 			snprintf(st->reason, sizeof(st->reason), "disabled by --disable");
 			continue;
 		}
-		for (k = 0; k < NR_ATTACH; k++) {
+		for (i = 0; i < NR_ATTACH; i++) {
 			const char *stage;
 			int err;
+
+			k = kind_order(g, i);
 
 			if (!(def->kinds & (1u << k)) || (st->failed & (1u << k)))
 				continue;
@@ -515,13 +573,47 @@ static void destroy_attempt(struct rec_probe *p)
 	p->skel = NULL;
 }
 
+/* The classic sys_enter/sys_exit programs on each followed call's own
+ * tracepoint (their records start like raw_syscalls' ones: the call number
+ * at offset 8, then the arguments or the return value at 16). Entry only
+ * for the timed calls. NULL with errno set on failure. */
+static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog)
+{
+	bool enter = !strcmp(bpf_program__name(prog), "sys_enter_tp");
+	struct bpf_link *link = NULL;
+	char event[64];
+	int i;
+
+	for (i = 0; i < (enter ? REC_TIMED_SYSCALLS : REC_NR_SYSCALLS); i++) {
+		snprintf(event, sizeof(event), "sys_%s_%s", enter ? "enter" : "exit",
+			 rec_syscall_names[i]);
+		if (!tracefs_event("syscalls", event))
+			continue;
+		if (link)
+			p->links[p->nr_links++] = link;
+		link = bpf_program__attach_tracepoint(prog, "syscalls", event);
+		if (!link)
+			return NULL;
+	}
+	if (!link)
+		errno = ENOENT;
+	return link;
+}
+
+static bool per_syscall_prog(struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+
+	return per_syscall_events() && (!strcmp(name, "sys_enter_tp") || !strcmp(name, "sys_exit_tp"));
+}
+
 static int attach_all(struct rec_probe *p)
 {
 	struct bpf_program *prog;
 	int n = 0;
 
 	bpf_object__for_each_program(prog, p->skel->obj)
-		n += bpf_program__autoload(prog);
+		n += bpf_program__autoload(prog) ? (per_syscall_prog(prog) ? REC_NR_SYSCALLS : 1) : 0;
 	p->links = calloc(n ? n : 1, sizeof(*p->links));
 	p->link_groups = calloc(n ? n : 1, sizeof(*p->link_groups));
 	if (!p->links || !p->link_groups)
@@ -535,7 +627,7 @@ static int attach_all(struct rec_probe *p)
 		/* timer programs are attached per CPU by their owner (record_holder_tick.c) */
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
 			continue;
-		link = bpf_program__attach(prog);
+		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog) : bpf_program__attach(prog);
 		if (!link) {
 			int err = errno;
 
@@ -576,6 +668,7 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 		if (err)
 			break;
 		choose_programs(p->skel, p->groups, NULL);
+		skip_wakeup_if_sched_info(p, &view);
 		log_next = 0;
 		err = record_bpf__load(p->skel);
 		if (err) {
@@ -646,6 +739,23 @@ void rec_probe_all_off(struct rec_probe *p, const char *reason)
 	}
 }
 
+static void json_syscall_events(struct json_out *j)
+{
+	char event[80];
+	int i, e;
+
+	for (e = 0; e < 2; e++)
+		for (i = 0; i < (e ? REC_NR_SYSCALLS : REC_TIMED_SYSCALLS); i++) {
+			snprintf(event, sizeof(event), "sys_%s_%s", e ? "exit" : "enter",
+				 rec_syscall_names[i]);
+			if (!tracefs_event("syscalls", event))
+				continue;
+			snprintf(event, sizeof(event), "syscalls:sys_%s_%s", e ? "exit" : "enter",
+				 rec_syscall_names[i]);
+			json_value_string(j, event);
+		}
+}
+
 void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 {
 	int g, i;
@@ -664,8 +774,11 @@ void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_los
 			json_null(j, "attach");
 		json_key(j, "tracepoints");
 		json_begin_array(j);
-		for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
-			json_value_string(j, def->tracepoints[i]);
+		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events())
+			json_syscall_events(j);
+		else
+			for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
+				json_value_string(j, def->tracepoints[i]);
 		json_end_array(j);
 		if (st->reason[0])
 			json_string(j, "reason", st->reason);

@@ -9,6 +9,7 @@
 #include "record.h"
 #include "record.skel.h"
 #include "record_read.h"
+#include "record_offcpu.h"
 
 /* Walks a hash map into an array of records of entry_size bytes, each the
  * key at offset 0 and the value at voff (left zero for a per-CPU map: the
@@ -52,7 +53,7 @@ static int dump_map(const struct bpf_map *map, size_t entry_size, size_t voff,
 /* Per-CPU values are summed, except the fields at max_off[], which keep the
  * largest CPU's value. Every field is a __u64. */
 struct reduce {
-	size_t max_off[4];
+	size_t max_off[6];
 	int nr_max;
 };
 
@@ -120,7 +121,8 @@ static const struct reduce dio_reduce = {
 	{ offsetof(struct dio_val, blksize),
 	  offsetof(struct dio_val, write_lat) + offsetof(struct lat_stat, max_ns),
 	  offsetof(struct dio_val, read_lat) + offsetof(struct lat_stat, max_ns),
-	  offsetof(struct dio_val, pre_iomap) + offsetof(struct lat_stat, max_ns) }, 4 };
+	  offsetof(struct dio_val, pre_iomap) + offsetof(struct lat_stat, max_ns),
+	  offsetof(struct dio_val, sync_lat) + offsetof(struct lat_stat, max_ns) }, 5 };
 
 int rec_read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr)
 {
@@ -185,7 +187,11 @@ int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
 		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
 	err = err ?: rec_read_holders(skel, &d->holders);
-	return err ?: read_drops(skel, d->drops);
+	err = err ?: read_drops(skel, d->drops);
+	/* raw sums per key, cumulative (series intervals are their deltas); the
+	 * unsampled time is spread when a document or interval is written */
+	err = err ?: rec_offcpu_add_pending(d, bpf_map__max_entries(skel->maps.offcpu));
+	return err;
 }
 
 /* ---- deltas between two reads (series intervals) ---- */
@@ -285,6 +291,10 @@ static int diff_tasks(const struct rec_data *cur, struct rec_data *prev, struct 
 		t->v.oncpu_ns = t->v.oncpu_ns > p->v.oncpu_ns ? t->v.oncpu_ns - p->v.oncpu_ns : 0;
 		t->v.offcpu_ns = t->v.offcpu_ns > p->v.offcpu_ns ? t->v.offcpu_ns - p->v.offcpu_ns : 0;
 		t->v.runq_ns = t->v.runq_ns > p->v.runq_ns ? t->v.runq_ns - p->v.runq_ns : 0;
+		t->v.rx_calls -= p->v.rx_calls;     /* cumulative per thread */
+		t->v.rx_bytes -= p->v.rx_bytes;
+		t->v.tx_calls -= p->v.tx_calls;
+		t->v.tx_bytes -= p->v.tx_bytes;
 	}
 	return 0;
 }

@@ -12,7 +12,10 @@ struct record_bpf;
 struct rec_lock { struct lock_key k; struct lock_val v; };
 struct rec_inode { __u64 addr; struct inode_lock_val v; };
 struct rec_task { __u32 tid; struct task_val v; };
-struct rec_offcpu { struct offcpu_key k; struct offcpu_val v; };
+/* v: the time estimated at this stack (see spread_unsampled in
+ * record_read.c); sampled: the part measured at switch-outs whose stacks
+ * were walked. */
+struct rec_offcpu { struct offcpu_key k; struct offcpu_val v; struct offcpu_val sampled; };
 struct rec_dio { struct inode_key k; struct dio_val v; };
 struct rec_block { __u32 dev; struct lat_stat v; };
 struct rec_handle { struct jbd2_handle_key k; struct jbd2_handle_val v; };

@@ -23,6 +23,7 @@
 
 const char *const rec_syscall_names[REC_NR_SYSCALLS] = {
 	"write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter",
+	"fsync", "fdatasync", "sync_file_range", "read", "recvfrom", "recvmsg", "sendto", "sendmsg",
 };
 
 static __u64 now_ns(clockid_t clk)
@@ -140,7 +141,9 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->text_start = s->text_start;
 	skel->rodata->text_end = s->text_end;
 	skel->rodata->user_stacks = o->user_stacks;
-	memcpy((void *)skel->rodata->syscall_nrs, s->syscall_nrs, sizeof(s->syscall_nrs));
+	for (i = 0; i < REC_NR_SYSCALLS; i++)
+		if (s->syscall_nrs[i] < REC_SYSCALL_TABLE)
+			((__u8 *)skel->rodata->syscall_slot)[s->syscall_nrs[i]] = i + 1;
 	skel->rodata->count_buffered_in_fs = !rec_group_on(&s->probe, GROUP_SYSCALLS);
 	rec_filter_rodata(skel, &s->filter);
 	rec_holder_configure(skel, &s->probe);
@@ -151,6 +154,8 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 {
 	const __u32 nrs[REC_NR_SYSCALLS] = {
 		SYS_write, SYS_pwrite64, SYS_pwritev, SYS_pwritev2, SYS_io_submit, SYS_io_uring_enter,
+		SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_read, SYS_recvfrom, SYS_recvmsg,
+		SYS_sendto, SYS_sendmsg,
 	};
 	struct rec_bits defaults = {
 		.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8, .lcb_percpu = 16,

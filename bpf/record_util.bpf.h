@@ -257,10 +257,13 @@ static __always_inline void learn_i_rwsem(struct inode *inode, const bool btf)
 /* The system call a thread is in, from its user registers. */
 #if defined(__TARGET_ARCH_x86)
 #define syscall_nr(regs) ((__u64)(regs)->orig_ax)
+#define syscall_nr_core(regs, btf) ((long)RD(regs, orig_ax))
 #elif defined(__TARGET_ARCH_arm64)
 #define syscall_nr(regs) ((__u64)(regs)->syscallno)
+#define syscall_nr_core(regs, btf) ((long)RD(regs, syscallno))
 #else
 #define syscall_nr(regs) 0ULL
+#define syscall_nr_core(regs, btf) (-1L)
 #endif
 
 /* The code path that reached a tp_btf or raw_tp program, without walking

@@ -117,7 +117,7 @@ def test_pid_filter_excludes_a_second_writer(filesystems, fio, tmp_path):
 def test_tiny_maps_count_their_drops(filesystems, fio, tmp_path):
     path = filesystems["ext4"].path / "tiny"
     doc = record_writers(fio, path, "sparse", tmp_path / "r.json", seconds=1.0,
-                         extra=["--max-locks", "2", "--max-stacks", "2", "--max-offcpu", "2",
+                         extra=["--max-locks", "1", "--max-stacks", "2", "--max-offcpu", "2",
                                 "--max-threads", "3"])
     drops = doc["drops"]
     assert drops["map_full"] > 0 and drops["stack_missing"] > 0
