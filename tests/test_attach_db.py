@@ -128,6 +128,9 @@ def test_postgres_wal_and_relations_by_path_and_role(postgres_run):
     wal = [f for f in _files(doc) if f["role"] == "wal"]
     assert wal and all(f["path"].startswith(str(server.datadir / "pg_wal") + "/") for f in wal)
     assert sum(f["buffered_writes"] for f in wal) > 0
+    # every commit flushes the WAL: its fsyncs are counted on the WAL file itself
+    assert doc["analysis"]["attach"]["fsyncs_per_file"]
+    assert sum(f["fsyncs"] for f in wal) > 0
     # relations named through pg_class, as pgbench's tables
     names = {f["object"] for f in _files(doc) if f["role"] == "relation"}
     assert any(n.startswith("public.pgbench_") for n in names), names
