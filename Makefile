@@ -12,7 +12,8 @@ export PATH := $(CARGO_BIN):$(PATH)
 
 APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 	xfsprogs e2fsprogs util-linux fio linux-perf liburing-dev libaio-dev \
-	python3-venv chromium libdw-dev elfutils libc6-dbg
+	python3-venv chromium libdw-dev elfutils libc6-dbg \
+	mariadb-server mariadb-client postgresql-15 sysbench
 INFERNO_VERSION := 0.12.8
 # `make install` puts a launcher for this checkout's .venv at $(PREFIX)/bin/lockscope.
 PREFIX   ?= /usr/local

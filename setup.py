@@ -45,6 +45,8 @@ setup(
         "Jinja2>=3.1",
         "rich>=13",
     ],
+    # lockscope attach --mysql / --postgres read the database's own counters with these.
+    extras_require={"db": ["PyMySQL>=1.1", "psycopg[binary]>=3.1"]},
     entry_points={"console_scripts": ["lockscope=lockscope.cli:main"]},
     cmdclass={"build_py": BuildWithBinaries},
 )

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from databases import MariaDB, mariadbd_binary
+from dbservers import MariaDB, mariadbd_binary
 from lockscope.analysis.userwait import IDLE, USER_LOCK, classify
 from test_record_common import record_binary
 
@@ -195,7 +195,7 @@ def server_functions(binary: str) -> set[str]:
 
 @pytest.mark.kernel
 def test_mariadb_futex_waits_have_named_user_stacks(loopfs_factory):
-    server = mariadbd_binary()
+    server = mariadbd_binary() or require_tool("mariadbd")
     require_tool("sysbench")
     fs = loopfs_factory("ext4", 2 << 30)
     os.chmod(fs.path.parent, 0o711)  # the server's user must reach the mount

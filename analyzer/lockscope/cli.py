@@ -6,12 +6,13 @@ import argparse
 import sys
 
 from . import __version__, doctor, scenarios, sweep
+from .commands import attach
 from .errors import LockscopeError
 from .report import command as report_command
 from .report import flame_command
 
 # Each module adds its subparser and sets ``func``.
-COMMANDS = [sweep, scenarios, doctor, report_command, flame_command]
+COMMANDS = [sweep, attach, scenarios, doctor, report_command, flame_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

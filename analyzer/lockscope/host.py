@@ -29,17 +29,31 @@ def block_device_of(path: str) -> str:
         return dev
 
 
+def mounts() -> list[dict]:
+    """The /proc/mounts entries: device, mountpoint, fstype, mount_options."""
+    out = []
+    for line in Path("/proc/mounts").read_text().splitlines():
+        dev, mnt, fstype, opts = line.split()[:4]
+        out.append({"device": dev, "mountpoint": mnt.replace("\\040", " "), "fstype": fstype,
+                    "mount_options": opts})
+    return out
+
+
 def mount_of(path: str) -> dict:
     """The /proc/mounts entry whose mount point holds ``path`` (longest prefix)."""
     real = os.path.realpath(path)
     best: dict = {}
-    for line in Path("/proc/mounts").read_text().splitlines():
-        dev, mnt, fstype, opts = line.split()[:4]
-        mnt = mnt.replace("\\040", " ")
+    for m in mounts():
+        mnt = m["mountpoint"]
         if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and \
                 len(mnt) >= len(best.get("mountpoint", "")):
-            best = {"device": dev, "mountpoint": mnt, "fstype": fstype, "mount_options": opts}
+            best = m
     return best
+
+
+def cgroup2_root() -> Path | None:
+    """The cgroup v2 mount (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid hosts)."""
+    return next((Path(m["mountpoint"]) for m in mounts() if m["fstype"] == "cgroup2"), None)
 
 
 def host_facts() -> dict:

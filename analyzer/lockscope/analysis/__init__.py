@@ -65,7 +65,12 @@ def _file_facts(runs: list[dict], path: str | None) -> dict:
 
 
 def analyze(doc: dict) -> dict:
-    """analysis for a whole results.json: one entry per filesystem plus the comparison."""
+    """analysis for a whole results.json: one entry per filesystem plus the comparison;
+    for an attach, ``{"attach": ...}`` (analysis.attach)."""
+    if doc.get("kind") == "attach":
+        from .attach import analyze_attach
+
+        return {"attach": analyze_attach(doc)}
     by_fs: dict[str, list[dict]] = defaultdict(list)
     for run in doc.get("runs") or []:
         by_fs[run["fs"]].append(run)

@@ -147,14 +147,17 @@ GENERAL_REMEDIES = {
 }
 
 
-def match_causes(fstype: str, classes: dict, facts: dict) -> list[dict]:
-    """The rules that fire for one file's write classes, strongest first."""
+def match_causes(fstype: str, classes: dict, facts: dict,
+                 min_fraction: float = MIN_FRACTION) -> list[dict]:
+    """The rules that fire for one file's write classes, strongest first.
+
+    ``min_fraction``: the share of writes a class needs to count as a cause."""
     causes = []
     for rule in RULES:
         if fstype not in rule.fstypes:
             continue
         fraction, evidence = rule.test(classes, facts)
-        if fraction >= MIN_FRACTION:
+        if fraction >= min_fraction:
             causes.append({
                 "reason": rule.reason, "rule": rule.rule,
                 "kernel_source": rule.kernel_source[fstype],

@@ -51,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
     source = str(src / "results.json" if src.is_dir() else src)
     fmt = _format(args)
     if fmt == "json" and (args.output in (None, "-")):
-        sys.stdout.write(dumps(report_json(doc, build_model(doc, source))))
+        if doc.get("kind") == "attach":
+            from .attach_report import attach_json
+
+            sys.stdout.write(dumps(attach_json(doc, source)))
+        else:
+            sys.stdout.write(dumps(report_json(doc, build_model(doc, source))))
         return 0
     if args.output == "-":
         raise UsageError(f"--format {fmt} writes files; give -o FILE (only json can go to "

@@ -16,9 +16,8 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def render_markdown(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
-                    base: Path) -> str:
-    """The report as Markdown; image and flame links are relative to `base`."""
+def markdown_env():
+    """Jinja2 for Markdown templates: no HTML escaping, ``cell`` and ``urlpath`` filters."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=False,
@@ -26,6 +25,13 @@ def render_markdown(model: ReportModel, plots: list[Plot], flames: FlameSet | No
                       keep_trailing_newline=True)
     env.filters["cell"] = _cell
     env.filters["urlpath"] = lambda p: quote(str(p))
+    return env
+
+
+def render_markdown(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
+                    base: Path) -> str:
+    """The report as Markdown; image and flame links are relative to `base`."""
+    env = markdown_env()
     images = {}
     for p in plots:
         if p.png is not None:

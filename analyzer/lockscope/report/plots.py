@@ -240,13 +240,17 @@ FIGURES: list[tuple[str, str, Callable]] = [
 ]
 
 
-def render_plots(views: list[FsView], png_dir: Path | None = None, png_prefix: str = "report",
-                 svg: bool = True) -> list[Plot]:
-    """Render every plot that has data: SVG text (if `svg`) and PNGs into `png_dir` (if given)."""
+def render_plots(views: Any, png_dir: Path | None = None, png_prefix: str = "report",
+                 svg: bool = True, figures: list[tuple[str, str, Callable]] | None = None
+                 ) -> list[Plot]:
+    """Render every plot that has data: SVG text (if `svg`) and PNGs into `png_dir` (if given).
+
+    `figures` (default: the sweep's) are (name, title, make); make(views) returns a
+    figure or None."""
     import matplotlib
 
     plots = []
-    for name, title, make in FIGURES:
+    for name, title, make in figures or FIGURES:
         # A per-plot hash salt keeps matplotlib's generated ids distinct between plots.
         with matplotlib.rc_context(dict(RC, **{"svg.hashsalt": f"lockscope-{name}"})):
             fig = make(views)

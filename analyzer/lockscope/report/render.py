@@ -94,7 +94,8 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
     guard = OutputGuard(force)
     targets = {f: guard.claim(out / (names or {}).get(f, DEFAULT_NAMES[f])) for f in formats}
     result = RenderResult()
-    model = build_model(doc, source)
+    attach = doc.get("kind") == "attach"
+    model = None if attach else build_model(doc, source)
 
     flames: FlameSet | None = None
     drawer: Drawer | None = None
@@ -110,7 +111,18 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
             flames.notes.insert(0, MISSING_NOTE)
 
     plots = []
-    if visual:
+    if visual and attach:
+        from .attach_plots import FIGURES as ATTACH_FIGURES
+        from .attach_report import attach_analysis
+
+        png_dir = targets["md"].parent if "md" in formats else None
+        if png_dir is not None:
+            for name, _, _ in ATTACH_FIGURES:
+                guard.claim(png_dir / f"{targets['md'].stem}-{name}.png")
+        plots = render_plots(attach_analysis(doc), png_dir=png_dir,
+                             png_prefix=targets["md"].stem if "md" in formats else "report",
+                             svg="html" in formats, figures=ATTACH_FIGURES)
+    elif visual:
         png_dir = None
         if "md" in formats:
             png_dir = targets["md"].parent
@@ -122,22 +134,38 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
     if drawer is not None and flames is not None:
         drawer.finish(flames)
     if flames is not None:
-        model.flame_notes = flames.notes
+        if model is not None:
+            model.flame_notes = flames.notes
         result.notes.extend(flames.notes)
         result.files.extend(files_written(flames))
     result.files.extend(p.png for p in plots if p.png is not None)
 
-    if "html" in formats:
+    if attach:
+        _write_attach(doc, targets, plots, flames, source, result)
+    elif "html" in formats:
         result.outputs["html"] = _write(targets["html"], render_html(
             model, plots, flames, targets["html"].parent))
-    if "md" in formats:
+    if "md" in formats and not attach:
         result.outputs["md"] = _write(targets["md"], render_markdown(
             model, plots, flames, targets["md"].parent))
-    if "json" in formats:
+    if "json" in formats and not attach:
         result.outputs["json"] = _write(targets["json"], dumps(report_json(doc, model)))
     result.files.extend(result.outputs.values())
     guard.save()
     return result
+
+
+def _write_attach(doc, targets, plots, flames, source, result) -> None:
+    """The attach form of the report (results.json with "kind": "attach")."""
+    from .attach_report import attach_json, render_attach_html, render_attach_markdown
+
+    if "html" in targets:
+        result.outputs["html"] = _write(targets["html"], render_attach_html(
+            doc, plots, flames, targets["html"].parent, source))
+    if "md" in targets:
+        result.outputs["md"] = _write(targets["md"], render_attach_markdown(doc, plots, source))
+    if "json" in targets:
+        result.outputs["json"] = _write(targets["json"], dumps(attach_json(doc, source)))
 
 
 def print_notes(result: RenderResult) -> None:

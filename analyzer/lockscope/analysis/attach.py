@@ -1,0 +1,199 @@
+"""The analysis of an attach (``analysis.attach`` in results.json): where the server's
+threads' time went by wait class, its files by role, the per-second series and the
+verdict. Reads only results.json content."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .dbfiles import ROLES, file_role
+from .dio import CLASS_KEYS
+from .rules import match_causes
+from .runs import INODE_LOCK_KINDS
+from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
+from .waitclass import CLASSES, LOSS_CLASSES, classify, idle_threads, load_user_classifier
+from .attach_verdict import decide_attach
+
+TOP_HOW = 6
+# In a live server a few exclusive writers make every shared writer of the file queue
+# (a waiting writer blocks new readers: kernel/locking/rwsem.c, rwsem_down_read_slowpath),
+# so a rule counts from 1% of a file's writes, not the sweep's 5%.
+ATTACH_MIN_FRACTION = 0.01
+
+
+def _pg_names(db: dict | None) -> dict[tuple[int, int], str]:
+    return {(r["dboid"], r["relfilenode"]): r["name"]
+            for r in (db or {}).get("relations") or []}
+
+
+def classes_of(trace: dict, user_classifier=None) -> tuple[dict, dict, set]:
+    """Thread time per class over the window, and how each class was decided."""
+    window = (trace.get("interval") or {}).get("duration_ns") or 0
+    threads = trace.get("threads") or []
+    idle = idle_threads(threads, window)
+    kinds = {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
+    ns = {c: 0.0 for c in CLASSES}
+    for r in thread_classes(trace, kinds, idle, user_classifier).values():
+        for c in CLASSES:
+            ns[c] += r[c]
+    how: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
+    for rec in trace.get("offcpu") or []:
+        if rec.get("reason") != "runqueue":
+            c = classify(rec, kinds, idle, user_classifier)
+            how[c.cls][(c.method, c.detail)] += rec.get("total_ns", 0)
+    for cls, detail in (("idle", "blocked below --min-block-us in a thread idle all window"),
+                        ("unclassified", "blocked below --min-block-us, no stack record")):
+        rest = ns[cls] - sum(how[cls].values())
+        if rest > 0:
+            how[cls][("thread" if cls == "idle" else "none", detail)] += rest
+    if ns["runqueue"]:
+        how["runqueue"][("scheduler", "runnable, waiting for a CPU")] += ns["runqueue"]
+    return ns, how, idle
+
+
+def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
+    """Per file: role, writes, fsyncs, DIO classes, inode-lock waits and the rule."""
+    rows: dict[str, dict] = {}
+
+    def row(path, dev=None, ino=None):
+        key = path or f"{dev}:{ino}"
+        if key not in rows:
+            role = file_role(path, pg_names)
+            rows[key] = {"path": path, "dev": dev, "ino": ino, "engine": role.engine,
+                         "role": role.role, "role_label": ROLES[role.role],
+                         "object": role.object, "label": role.label, "detail": role.detail,
+                         "dio_writes": 0, "dio_write_bytes": 0, "buffered_writes": 0,
+                         "buffered_write_bytes": 0, "reads": 0,
+                         **{k: 0 for k in CLASS_KEYS}, "fsyncs": 0, "fsync_ns": 0,
+                         "inode_lock_waits": 0, "inode_lock_ns": 0, "inode_lock_kinds": [],
+                         "causes": []}
+        return rows[key]
+
+    for e in trace.get("dio") or []:
+        if not e.get("path") and not e.get("ino"):
+            continue
+        r = row(e.get("path"), e.get("dev"), e.get("ino"))
+        w = e.get("writes") or {}
+        b = e.get("buffered_writes") or {}
+        r["dio_writes"] += w.get("count", 0)
+        r["dio_write_bytes"] += w.get("bytes", 0)
+        r["buffered_writes"] += b.get("count", 0)
+        r["buffered_write_bytes"] += b.get("bytes", 0)
+        r["reads"] += (e.get("reads") or {}).get("count", 0)
+        r["block_size"] = e.get("fs_block_size")
+        for k in CLASS_KEYS:
+            v = e.get(k) or {}
+            r[k] += v.get("count", 0) if isinstance(v, dict) else int(v)
+    for f in fsync_by_file(trace):
+        r = row(f.get("path"), f.get("dev"), f.get("ino"))
+        r["fsyncs"] += f.get("count", 0)
+        r["fsync_ns"] += f.get("total_ns", 0)
+    for lk in trace.get("locks") or []:
+        if lk.get("kind") not in INODE_LOCK_KINDS:
+            continue
+        r = row(lk.get("path"), lk.get("dev"), lk.get("ino"))
+        r["inode_lock_waits"] += lk.get("count", 0)
+        r["inode_lock_ns"] += lk.get("total_ns", 0)
+        if lk.get("kind") not in r["inode_lock_kinds"]:
+            r["inode_lock_kinds"].append(lk.get("kind"))
+    # Some dio counts are global (xfs_unwritten_convert runs in any context): a file
+    # the traced threads neither wrote, read, synced nor waited on is not theirs.
+    rows = {k: r for k, r in rows.items()
+            if r["dio_writes"] or r["buffered_writes"] or r["reads"] or r["fsyncs"]
+            or r["inode_lock_waits"]}
+    facts = {f.get("path"): f for f in files}
+    for r in rows.values():
+        if r["inode_lock_ns"]:
+            f = facts.get(r["path"]) or {}
+            classes = {"writes": r["dio_writes"], "buffered_writes": r["buffered_writes"],
+                       "block_size": r.get("block_size"), **{k: r[k] for k in CLASS_KEYS}}
+            r["causes"] = match_causes(f.get("fstype") or "", classes, f,
+                                       min_fraction=ATTACH_MIN_FRACTION)
+    return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"], -r["fsync_ns"],
+                                                -(r["dio_write_bytes"]
+                                                  + r["buffered_write_bytes"])))
+
+
+def analyze_attach(doc: dict) -> dict:
+    """Everything ``analysis.attach`` holds (docs/results-schema.md, attach form)."""
+    run = (doc.get("runs") or [{}])[0]
+    trace = run.get("trace") or {}
+    db = doc.get("db")
+    pg_names = _pg_names(db)
+    user_classifier = load_user_classifier()
+    window_ns = (trace.get("interval") or {}).get("duration_ns") or 0
+    ns, how, idle = classes_of(trace, user_classifier)
+    threads = trace.get("threads") or []
+    oncpu = float(sum(t.get("oncpu_ns", 0) for t in threads))
+    total = oncpu + sum(ns.values())
+    lost = sum(ns[c] for c in LOSS_CLASSES)
+    classes = []
+    for c in CLASSES:
+        methods = sorted(how.get(c, {}).items(), key=lambda kv: -kv[1])
+        classes.append({
+            "class": c, "name": CLASSES[c], "ns": ns[c],
+            "threads": ns[c] / window_ns if window_ns else 0.0,
+            "share": ns[c] / total if total else 0.0,
+            "loss_share": ns[c] / lost if lost and c != "idle" else 0.0,
+            "how": [{"method": m, "detail": d, "ns": v} for (m, d), v in methods[:TOP_HOW]],
+        })
+    kinds = {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
+    rows = build_series(trace, db, kinds, idle, user_classifier, pg_names)
+    engine = (db or {}).get("engine") or _engine_from_files(trace)
+    signal, values = throughput_signal(rows, engine)
+    files = file_rows(trace, run.get("files") or [], pg_names)
+    fall = falls(rows, values)
+    out = {
+        "window_s": window_ns / 1e9, "threads": len(threads), "idle_threads": len(idle),
+        "engine": engine, "oncpu_ns": oncpu, "thread_time_ns": total, "lost_ns": lost,
+        "idle_ns": ns["idle"], "classes": classes,
+        "user_stacks_classifier": user_classifier is not None,
+        "files": files, "fsyncs_per_file": bool(fsync_by_file(trace)), "series": rows,
+        "throughput": {"signal": signal, "values": values,
+                       "mean": sum(values) / len(values) if values else 0.0},
+        "falls": fall, "db": _db_summary(db, rows),
+        # intervals past the recorder's bound on series JSON (the series ends early)
+        "series_omitted": trace.get("series_omitted") or 0,
+        "overhead": _overhead(trace),
+    }
+    out["verdict"] = decide_attach(out, (doc.get("host") or {}).get("cpus"))
+    return out
+
+
+def _overhead(trace: dict) -> dict | None:
+    """What recording cost (the recorder's self-measurement), when it reports it."""
+    o = trace.get("overhead")
+    if not isinstance(o, dict):
+        return None
+    return {"bpf_cpu_share": o.get("cpu_share"),
+            "user_cpu_share": (o.get("user") or {}).get("cpu_share"),
+            "max_overhead_pct": o.get("max_overhead_pct"),
+            "shed": [{"what": x.get("what"), "after_s": (x.get("after_ns") or 0) / 1e9}
+                     for x in o.get("shed") or []],
+            "detached": bool(o.get("detached"))}
+
+
+def _engine_from_files(trace: dict) -> str | None:
+    for e in trace.get("dio") or []:
+        eng = file_role(e.get("path")).engine
+        if eng:
+            return eng
+    return None
+
+
+def _db_summary(db: dict | None, rows: list[dict]) -> dict | None:
+    if not db:
+        return None
+    key = "Com_commit" if db.get("engine") == "mariadb" else "xact_commit"
+    samples = db.get("samples") or []
+    out = {"engine": db.get("engine"), "samples": len(samples), "errors": db.get("errors"),
+           "warning": db.get("warning")}
+    if len(samples) >= 2 and key in samples[0] and key in samples[-1]:
+        dt = (samples[-1]["mono_ns"] - samples[0]["mono_ns"]) / 1e9
+        n = samples[-1][key] - samples[0][key]
+        if key == "xact_commit":
+            n -= (len(samples) - 1) * db.get("own_xacts_per_sample", 0)
+        out["commits"] = n
+        out["commits_per_s"] = n / dt if dt > 0 else None
+    return out
+

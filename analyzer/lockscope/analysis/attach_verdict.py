@@ -1,0 +1,126 @@
+"""The verdict of an attach, in the sweep's shape: which wait class holds the lost
+thread time (waiting for work excluded), on which file or lock, and why."""
+
+from __future__ import annotations
+
+from .dbfiles import LOG_ROLES
+
+EXPLAINS = 0.35        # the top loss class must hold at least this share of lost time
+STRONG = 0.6
+IDLE_LOSS_THREADS = 0.05  # lost threads (average) below this: the server waited for work
+
+KINDS = {
+    "inode_lock": "inode_lock_contention", "kernel_lock": "other_lock_contention",
+    "user_lock": "user_lock_contention", "durability": "durability_bound",
+    "journal": "journal_bound", "block_io": "device_bound", "memory": "memory_pressure",
+    "runqueue": "cpu_bound", "unclassified": "inconclusive",
+}
+REMEDIES = {
+    "durability": ["group commits (MariaDB: binlog_commit_wait_count / "
+                   "innodb_flush_log_at_trx_commit=2 where losing the last second is "
+                   "acceptable; PostgreSQL: commit_delay, synchronous_commit=off for "
+                   "non-critical transactions)",
+                   "put the log on a device with a fast cache flush (power-loss protected)"],
+    "journal": ["put the filesystem journal on a faster device, or use a larger journal"],
+    "block_io": ["a faster device or more parallel I/O; check the device's queue depth"],
+    "inode_lock": ["see the rule below: each names the write pattern that takes the lock "
+                   "exclusive"],
+    "kernel_lock": ["read the lock's kernel function in the off-CPU flame graph"],
+    "user_lock": ["read the user function in the off-CPU flame graph: it names the "
+                  "server's own mutex"],
+    "memory": ["more memory for the page cache, or a smaller buffer pool / shared_buffers "
+               "if the host swaps"],
+    "runqueue": ["more CPUs, or fewer busy threads (connection pool, thread pool size)"],
+}
+
+
+def _thr(ns: float, window_s: float) -> str:
+    return f"{ns / 1e9 / window_s:.2f} threads" if window_s else f"{ns / 1e9:.1f} s"
+
+
+def decide_attach(a: dict, cpus: int | None) -> dict:
+    window = a.get("window_s") or 0.0
+    if not window or not a.get("threads"):
+        return _verdict("inconclusive", evidence=["no traced thread time in the window"])
+    classes = {c["class"]: c for c in a["classes"]}
+    lost, idle = a["lost_ns"], a["idle_ns"]
+    base = [f"{a['threads']} threads over {window:.1f} s: {a['oncpu_ns'] / 1e9:.1f} "
+            f"thread-s on CPU, {idle / 1e9:.1f} waiting for work (not counted as loss), "
+            f"{lost / 1e9:.1f} lost"]
+    db = a.get("db") or {}
+    if db.get("commits_per_s") is not None:
+        base.append(f"{db['commits_per_s']:,.0f} commits/s by the database's own counters")
+    if lost / 1e9 / window < IDLE_LOSS_THREADS:
+        return _verdict("idle", confidence="medium", evidence=base,
+                        summary="The server mostly waited for work: no wait class holds "
+                        "a measurable share of its threads.")
+    loss = sorted((c for c in a["classes"] if c["class"] != "idle"), key=lambda c: -c["ns"])
+    top = loss[0]
+    how = ", ".join(f"{h['method']}: {h['detail']}" for h in top["how"][:3])
+    ev = base + [f"{top['name']} holds {top['loss_share']:.0%} of the lost time "
+                 f"({_thr(top['ns'], window)} on average; classed by {how})"]
+    if len(loss) > 1 and loss[1]["ns"] > 0:
+        ev.append("next: " + ", ".join(f"{c['name']} {c['loss_share']:.0%}" for c in loss[1:4]
+                                       if c["ns"] > 0))
+    fall = a.get("falls") or {}
+    ftop = fall.get("top")
+    if ftop:
+        ev.append(f"throughput fell in {len(fall['fallen'])} of {fall['intervals']} intervals;"
+                  f" {classes[ftop['class']]['name']} rose with it (r = {ftop['r']:.2f} at lag "
+                  f"{ftop['lag_s']} s over {ftop['n']} intervals; {ftop['slope_per_thread']:+,.0f}"
+                  f" {a['throughput']['signal'].split(' (')[0]} per extra waiting thread)")
+    elif fall.get("fallen"):
+        ev.append(f"throughput fell in {len(fall['fallen'])} of {fall['intervals']} intervals;"
+                  " no wait class rose with it")
+    share = top["loss_share"]
+    if top["class"] == "unclassified" or share < EXPLAINS:
+        return _verdict("inconclusive", evidence=ev, explained=share, confidence="low",
+                        summary="No single wait class holds most of the lost time"
+                        + (f"; the largest is {top['name']} ({share:.0%})." if share else "."))
+    confidence = "high" if share >= STRONG and (not ftop or ftop["class"] == top["class"]) \
+        else "medium"
+    kind = KINDS[top["class"]]
+    lock = path = func = None
+    reasons: list[str] = []
+    remedies = list(REMEDIES.get(top["class"], []))
+    files = a.get("files") or []
+    if top["class"] == "inode_lock":
+        f = next((f for f in files if f["inode_lock_ns"]), None)
+        if f:
+            path, lock = f["path"], "/".join(f["inode_lock_kinds"]) or "inode lock"
+            ev.append(f"{lock} of {f['label']} ({path}): {f['inode_lock_waits']} waits, "
+                      f"{f['inode_lock_ns'] / 1e9:.2f} s")
+            for c in f["causes"]:
+                reasons.append(c["reason"])
+                ev.append(f"{c['rule']} ({c['kernel_source']}): {c['evidence']}")
+                remedies.insert(0, c["remedy"])
+    elif top["class"] in ("durability", "journal"):
+        f = max((f for f in files if f["role"] in LOG_ROLES),
+                key=lambda f: (f["fsync_ns"], f["fsyncs"], f["dio_writes"] + f["buffered_writes"]),
+                default=None)
+        if f:
+            path = f["path"]
+            ev.append(f"the commit path writes {f['label']} ({path})"
+                      + (f": {f['fsyncs']} fsyncs, {f['fsync_ns'] / 1e9:.2f} s" if f["fsyncs"]
+                         else ""))
+    elif top["class"] in ("kernel_lock", "user_lock"):
+        lock = func = top["how"][0]["detail"] if top["how"] else None
+    summary = f"The server's lost time is mostly {top['name']} ({share:.0%})"
+    if path:
+        summary += f", on {path}"
+    elif lock:
+        summary += f", in {lock}"
+    summary += "."
+    return _verdict(kind, lock=lock, path=path, reasons=reasons, explained=share,
+                    evidence=ev, confidence=confidence, remedies=remedies,
+                    kernel_function=func if top["class"] == "kernel_lock" else None,
+                    summary=summary, wait_class=top["class"])
+
+
+def _verdict(kind: str, *, lock=None, path=None, reasons=None, explained=0.0, evidence=None,
+             confidence="low", remedies=None, kernel_function=None, summary="",
+             wait_class=None) -> dict:
+    return {"kind": kind, "wait_class": wait_class, "lock": lock, "path": path, "mode": None,
+            "reasons": reasons or [], "explained": explained, "explained_loss": explained,
+            "evidence": evidence or [], "confidence": confidence, "remedies": remedies or [],
+            "kernel_function": kernel_function, "summary": summary}

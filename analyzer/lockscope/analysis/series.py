@@ -1,0 +1,303 @@
+"""Per-second series of an attach: throughput and thread time per wait class, lined up.
+
+The recorder's ``series`` holds one entry per interval with the deltas of its
+maps (threads, offcpu, syscalls, dio, net); without it the whole window is one
+interval. The database's cumulative counters (dbstats) are interpolated at each
+interval's edges (they share ``CLOCK_MONOTONIC``), so both views line up.
+"""
+
+from __future__ import annotations
+
+from .dbfiles import DATA_ROLES, LOG_ROLES, file_role
+from .waitclass import CLASSES, classify
+
+WRITE_SYSCALLS = ("write", "pwrite64", "pwritev", "pwritev2", "writev")
+FSYNC_SYSCALLS = ("fsync", "fdatasync", "sync_file_range")
+
+
+def _dur_s(interval: dict) -> float:
+    iv = interval.get("interval") or {}
+    d = iv.get("duration_ns") or (iv.get("end_mono_ns", 0) - iv.get("start_mono_ns", 0))
+    return max(d, 1) / 1e9
+
+
+def fsync_by_file(section: dict) -> list[dict]:
+    """Per-file fsync/fdatasync/sync_file_range of traced threads, where the recorder
+    has them (``dio[].fsync``, a latency object): ``{path, dev, ino, count, total_ns}``."""
+    out = []
+    for f in section.get("dio") or []:
+        fs = f.get("fsync")
+        if isinstance(fs, dict) and fs.get("count"):
+            out.append({"path": f.get("path"), "dev": f.get("dev"), "ino": f.get("ino"),
+                        "count": fs.get("count", 0), "total_ns": fs.get("total_ns", 0)})
+    return out
+
+
+def _syscall_counts(section: dict) -> dict[str, dict]:
+    return {e["name"]: e for e in section.get("syscalls") or []
+            if isinstance(e, dict) and "name" in e}
+
+
+def interval_throughput(section: dict, pg_names=None) -> dict:
+    """Trace throughput of one interval (or of a whole trace), per second."""
+    dur = _dur_s(section)
+    calls = _syscall_counts(section)
+    writes = sum((calls.get(n) or {}).get("count", 0) for n in WRITE_SYSCALLS)
+    fsyncs = sum((calls.get(n) or {}).get("count", 0) for n in FSYNC_SYSCALLS)
+    if not fsyncs:
+        fsyncs = sum(f.get("count", 0) for f in fsync_by_file(section))
+    log_bytes = data_bytes = 0
+    for f in section.get("dio") or []:
+        role = file_role(f.get("path"), pg_names).role
+        b = (f.get("writes") or {}).get("bytes", 0) + \
+            (f.get("buffered_writes") or {}).get("bytes", 0)
+        if role in LOG_ROLES:
+            log_bytes += b
+        elif role in DATA_ROLES:
+            data_bytes += b
+    net = section.get("net") or []
+    rx = sum(n.get("rx_calls", 0) for n in net if isinstance(n, dict))
+    tx = sum(n.get("tx_calls", 0) for n in net if isinstance(n, dict))
+    # Writes to sockets and pipes are responses, not file writes.
+    writes = max(writes - tx, 0)
+    return {"write_calls_s": writes / dur, "fsync_calls_s": fsyncs / dur,
+            "log_bytes_s": log_bytes / dur, "data_bytes_s": data_bytes / dur,
+            "requests_s": rx / dur, "responses_s": tx / dur, "has_net": bool(net)}
+
+
+def _record_key(rec: dict) -> tuple:
+    return (rec.get("tid"), rec.get("reason"), rec.get("lock_addr"),
+            tuple(rec.get("kstack") or ()))
+
+
+def window_classes(trace: dict, lock_kinds=None, idle_tids=frozenset(),
+                   user_classifier=None) -> dict[tuple, str]:
+    """The class of each off-CPU record of the whole window, by (thread, reason, lock,
+    kernel stack), where all its records agree. Interval records take it: the
+    recorder may resolve user stacks only in the final document."""
+    seen: dict[tuple, set[str]] = {}
+    for rec in trace.get("offcpu") or []:
+        if rec.get("reason") != "runqueue":
+            c = classify(rec, lock_kinds, idle_tids, user_classifier)
+            seen.setdefault(_record_key(rec), set()).add(c.cls)
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+
+
+def thread_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
+                   user_classifier=None, known: dict[tuple, str] | None = None
+                   ) -> dict[int, dict[str, float]]:
+    """Per thread, time (ns) per wait class and ``oncpu`` in one interval (or window);
+    ``known`` gives the window's class of a record (window_classes)."""
+    per: dict[int, dict[str, float]] = {}
+
+    def row(tid):
+        return per.setdefault(tid, {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0})
+
+    for rec in section.get("offcpu") or []:
+        if rec.get("reason") == "runqueue":
+            continue  # counted from threads below (it includes wakeup → running)
+        cls = (known or {}).get(_record_key(rec)) or \
+            classify(rec, lock_kinds, idle_tids, user_classifier).cls
+        row(rec.get("tid"))[cls] += rec.get("total_ns", 0)
+    for t in section.get("threads") or []:
+        r = row(t.get("tid"))
+        r["runqueue"] = float(t.get("runqueue_ns", 0))
+        r["oncpu"] = float(t.get("oncpu_ns", 0))
+        recorded = sum(v for k, v in r.items() if k not in ("runqueue", "oncpu"))
+        # Off-CPU periods shorter than the recorder's --min-block-us have no record:
+        # nobody can class them, unless the thread waited for work all window.
+        rest = max(t.get("offcpu_ns", 0) - recorded, 0)
+        r["idle" if t.get("tid") in idle_tids else "unclassified"] += rest
+    return per
+
+
+def interval_wait_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
+                          user_classifier=None) -> dict[str, float]:
+    """Thread time (ns) per wait class (and ``oncpu``) in one interval."""
+    out = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
+    for r in thread_classes(section, lock_kinds, idle_tids, user_classifier).values():
+        for k, v in r.items():
+            out[k] += v
+    return out
+
+
+def _spread_backwards(per_interval: list[dict[int, dict[str, float]]],
+                      durations_ns: list[float]) -> None:
+    """A period counts in the interval where it ends, so a thread blocked for several
+    intervals shows all of it at once. Move each thread's time beyond an interval's
+    length back into the earlier intervals where it had room (its class mix kept)."""
+    tids = {tid for per in per_interval for tid in per}
+    for tid in tids:
+        carry: dict[str, float] = {}
+        for i in range(len(per_interval) - 1, -1, -1):
+            r = per_interval[i].setdefault(tid, {})
+            for k, v in carry.items():
+                r[k] = r.get(k, 0.0) + v
+            total = sum(r.values())
+            excess = total - durations_ns[i]
+            carry = {}
+            if excess > 0 and i > 0:
+                frac = excess / total
+                carry = {k: v * frac for k, v in r.items() if k != "oncpu"}
+                moved = sum(carry.values())
+                if moved:
+                    carry = {k: v * excess / moved for k, v in carry.items()}
+                for k, v in carry.items():
+                    r[k] -= v
+
+
+def _interp(samples: list[dict], key: str, t_ns: int) -> float | None:
+    """A cumulative counter at time t_ns, linear between the samples around it."""
+    pts = [(s["mono_ns"], s[key]) for s in samples if key in s]
+    if len(pts) < 2 or t_ns < pts[0][0] - 1.5e9 or t_ns > pts[-1][0] + 1.5e9:
+        return None
+    for (t0, v0), (t1, v1) in zip(pts, pts[1:]):
+        if t_ns <= t1 or (t1, v1) == pts[-1]:
+            if t1 == t0:
+                return float(v1)
+            return v0 + (v1 - v0) * (t_ns - t0) / (t1 - t0)
+    return float(pts[-1][1])
+
+
+def db_rates(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
+    """Per-second rates of the database's counters over [start, end]."""
+    if not db or len(db.get("samples") or []) < 2:
+        return {}
+    samples = db["samples"]
+    dur = max(end_ns - start_ns, 1) / 1e9
+    out = {}
+    for key in db.get("counters") or []:
+        a, b = _interp(samples, key, start_ns), _interp(samples, key, end_ns)
+        if a is None or b is None:
+            continue
+        out[key] = (b - a) / dur
+    own = db.get("own_xacts_per_sample")
+    if own and "xact_commit" in out and len(samples) > 1:
+        period = (samples[-1]["mono_ns"] - samples[0]["mono_ns"]) / 1e9 / (len(samples) - 1)
+        out["xact_commit"] = max(out["xact_commit"] - own / max(period, 1e-3), 0.0)
+    return out
+
+
+def db_waits(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
+    """PostgreSQL's active sessions by wait event, averaged over the samples in [start, end]."""
+    if not db:
+        return {}
+    picked = [s for s in db.get("samples") or [] if start_ns <= s["mono_ns"] < end_ns
+              and "waits" in s]
+    out: dict[str, float] = {}
+    for s in picked:
+        for w in s["waits"]:
+            key = f"{w.get('type')}:{w.get('event')}"
+            out[key] = out.get(key, 0.0) + w.get("n", 0) / len(picked)
+    return out
+
+
+def _merge_short_tail(intervals: list[dict]) -> list[dict]:
+    """The last interval ends with the window and may be a sliver: fold one shorter than
+    half the one before into it (sections are deltas, so their entries concatenate)."""
+    if len(intervals) < 2 or _dur_s(intervals[-1]) >= 0.5 * _dur_s(intervals[-2]):
+        return intervals
+    a, b = intervals[-2], intervals[-1]
+    merged = {k: list(a.get(k) or []) + list(b.get(k) or [])
+              for k in set(a) | set(b) if isinstance(a.get(k) or b.get(k), list)}
+    ia, ib = a.get("interval") or {}, b.get("interval") or {}
+    merged["interval"] = {"start_mono_ns": ia.get("start_mono_ns", 0),
+                          "end_mono_ns": ib.get("end_mono_ns", 0),
+                          "duration_ns": ib.get("end_mono_ns", 0) - ia.get("start_mono_ns", 0)}
+    return intervals[:-2] + [merged]
+
+
+def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozenset(),
+                 user_classifier=None, pg_names=None) -> list[dict]:
+    """One row per interval: time, trace throughput, DB rates, thread time per class."""
+    intervals = [s for s in trace.get("series") or [] if isinstance(s, dict)]
+    if not intervals:
+        intervals = [trace]
+    intervals = _merge_short_tail(intervals)
+    start0 = (intervals[0].get("interval") or {}).get("start_mono_ns", 0)
+    known = window_classes(trace, lock_kinds, idle_tids, user_classifier)
+    per_interval = [thread_classes(s, lock_kinds, idle_tids, user_classifier, known)
+                    for s in intervals]
+    _spread_backwards(per_interval, [_dur_s(s) * 1e9 for s in intervals])
+    rows = []
+    for s, per in zip(intervals, per_interval):
+        classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
+        for r in per.values():
+            for k, v in r.items():
+                classes[k] += v
+        iv = s.get("interval") or {}
+        start, end = iv.get("start_mono_ns", 0), iv.get("end_mono_ns", 0)
+        rows.append({
+            "t_s": round((start - start0) / 1e9, 3), "duration_s": round(_dur_s(s), 3),
+            "start_mono_ns": start, "end_mono_ns": end,
+            "trace": interval_throughput(s, pg_names),
+            "db": db_rates(db, start, end),
+            "db_waits": db_waits(db, start, end),
+            "classes_ns": classes,
+        })
+    return rows
+
+
+def throughput_signal(rows: list[dict], engine: str | None) -> tuple[str, list[float]]:
+    """The best per-second throughput available: DB commits, else socket requests,
+    else write calls."""
+    key = "Com_commit" if engine == "mariadb" else "xact_commit"
+    if rows and all(key in r["db"] for r in rows):
+        return f"commits/s ({engine} counters)", [r["db"][key] for r in rows]
+    if rows and all(r["trace"]["has_net"] for r in rows):
+        return "socket requests/s (trace)", [r["trace"]["requests_s"] for r in rows]
+    return "write calls/s (trace)", [r["trace"]["write_calls_s"] for r in rows]
+
+
+def falls(rows: list[dict], tput: list[float], drop: float = 0.2,
+          max_lag: int = 1) -> dict:
+    """Intervals where throughput fell (more than ``drop`` below the median), and the
+    loss class that rose with it.
+
+    For each class, its thread time per interval is regressed on throughput at lags
+    0..max_lag (class leading); the class with the strongest negative correlation is
+    named, with its effect: the extra threads it held in the fallen intervals and the
+    throughput lost per extra thread.
+    """
+    import numpy as np
+
+    n = len(tput)
+    out = {"intervals": n, "fallen": [], "median": None, "classes": [], "top": None}
+    if n < 4:
+        out["note"] = f"{n} interval(s): too few to relate throughput to waits"
+        return out
+    y = np.asarray(tput, float)
+    med = float(np.median(y))
+    out["median"] = med
+    fallen = [i for i in range(n) if med > 0 and y[i] < (1 - drop) * med]
+    out["fallen"] = [rows[i]["t_s"] for i in fallen]
+    for cls in CLASSES:
+        if cls == "idle":
+            continue
+        x = np.asarray([r["classes_ns"].get(cls, 0.0) / 1e9 / r["duration_s"] for r in rows])
+        if x.std() == 0 or y.std() == 0:
+            continue
+        best = None
+        for lag in range(max_lag + 1):
+            xs, ys = x[:n - lag], y[lag:]
+            if len(xs) < 4 or xs.std() == 0 or ys.std() == 0:
+                continue
+            r = float(np.corrcoef(xs, ys)[0, 1])
+            slope = float(np.polyfit(xs, ys, 1)[0])
+            if best is None or r < best["r"]:
+                best = {"class": cls, "lag_s": lag, "r": round(r, 3),
+                        "slope_per_thread": round(slope, 3), "n": int(len(xs))}
+        if best is None:
+            continue
+        rest = [i for i in range(n) if i not in fallen]
+        if fallen and rest:
+            best["threads_in_falls"] = round(float(x[fallen].mean()), 3)
+            best["threads_otherwise"] = round(float(x[rest].mean()), 3)
+        out["classes"].append(best)
+    out["classes"].sort(key=lambda c: c["r"])
+    top = next((c for c in out["classes"] if c["r"] <= -0.5 and c["n"] >= 4), None)
+    if top and (not fallen
+                or top.get("threads_in_falls", 0) <= top.get("threads_otherwise", 0)):
+        top = None  # throughput never fell, or the class did not rise when it did
+    out["top"] = top
+    return out

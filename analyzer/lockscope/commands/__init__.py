@@ -1,0 +1,1 @@
+"""Subcommands that live in their own package (one module each)."""

@@ -1,0 +1,119 @@
+"""The report of an attach (results.json with ``"kind": "attach"``): verdict, wait
+classes, files by role, per-second plots and the window's flame graphs.
+
+render_report() hands attach recordings here; the files written have the
+sweep report's names (report.html / report.md / report.json, flame/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from .. import __version__
+from ..analysis.attach import analyze_attach
+from .embed import inline_svg
+from .fmt import duration_ns, size_bytes
+from .outputs import MARKER
+
+VERDICT_CLASS = {"idle": "good", "inconclusive": "unknown", "cpu_bound": "warn",
+                 "device_bound": "warn", "durability_bound": "warn"}
+
+
+def attach_analysis(doc: dict) -> dict:
+    """analysis.attach of the document, recomputed when absent."""
+    a = (doc.get("analysis") or {}).get("attach")
+    return a if isinstance(a, dict) and "classes" in a else analyze_attach(doc)
+
+
+def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
+    """Everything the attach templates show, already formatted."""
+    a = attach_analysis(doc)
+    t = doc.get("target") or {}
+    at = doc.get("attach") or {}
+    window = a.get("window_s") or 0.0
+    v = a.get("verdict") or {}
+    classes = [{"name": c["name"], "threads": f"{c['threads']:.2f}",
+                "share": f"{c['share']:.0%}",
+                "loss": "not lost" if c["class"] == "idle" else f"{c['loss_share']:.0%}",
+                "how": "; ".join(f"{h['method']}: {h['detail']} ({duration_ns(h['ns'])})"
+                                 for h in c["how"][:3])}
+               for c in a.get("classes") or [] if c["ns"] > 0]
+    files = [{"path": f["path"] or f"{f['dev']}:{f['ino']}", "role": f["label"],
+              "writes": f"{f['dio_writes']:,} DIO / {f['buffered_writes']:,} buffered",
+              "bytes": size_bytes(f["dio_write_bytes"] + f["buffered_write_bytes"]),
+              "fsyncs": (f"{f['fsyncs']:,}" + (f" ({duration_ns(f['fsync_ns'])})"
+                                                if f["fsync_ns"] else ""))
+              if a.get("fsyncs_per_file") else "n/a",
+              "dio": ", ".join(f"{k} {f[k]:,}" for k in ("aligned", "unaligned", "extending",
+                                                         "hole", "unwritten", "mapped", "dsync")
+                               if f.get(k)),
+              "lock": (f"{'/'.join(f['inode_lock_kinds'])}: {f['inode_lock_waits']:,} waits, "
+                       f"{duration_ns(f['inode_lock_ns'])}") if f["inode_lock_ns"] else "",
+              "rule": "; ".join(f"{c['rule']} ({c['kernel_source']})" for c in f["causes"])}
+             for f in (a.get("files") or [])[:40]]
+    db = a.get("db") or {}
+    fall = a.get("falls") or {}
+    db_waits: dict[str, float] = {}
+    for r in a.get("series") or []:
+        for k, n in (r.get("db_waits") or {}).items():
+            db_waits[k] = db_waits.get(k, 0.0) + n / max(len(a["series"]), 1)
+    return {
+        "generator": f"{MARKER} {__version__}",
+        "title": f"lockscope: attach to {', '.join(t.get('comms') or []) or t.get('value')}",
+        "source": source, "created": doc.get("created_wall", ""),
+        "partial": bool(doc.get("partial")),
+        "target": t, "ended": at.get("ended", ""), "window": f"{window:.1f}",
+        "threads": a.get("threads", 0), "idle_threads": a.get("idle_threads", 0),
+        "verdict": v, "verdict_class": VERDICT_CLASS.get(v.get("kind"), "bad"),
+        "oncpu": f"{a.get('oncpu_ns', 0) / 1e9 / window:.2f}" if window else "0",
+        "lost": f"{a.get('lost_ns', 0) / 1e9:.1f}", "idle": f"{a.get('idle_ns', 0) / 1e9:.1f}",
+        "classes": classes, "files": files,
+        "throughput": a.get("throughput") or {}, "intervals": len(a.get("series") or []),
+        "falls": fall, "fall_classes": [
+            {"name": c["class"], "r": f"{c['r']:.2f}", "lag": c["lag_s"], "n": c["n"],
+             "slope": f"{c['slope_per_thread']:+,.1f}",
+             "in_falls": c.get("threads_in_falls", ""), "otherwise": c.get("threads_otherwise", "")}
+            for c in fall.get("classes") or []],
+        "db": db, "db_waits": sorted(db_waits.items(), key=lambda kv: -kv[1])[:12],
+        "user_classifier": a.get("user_stacks_classifier"),
+        "overhead": a.get("overhead"),
+        "host": [(k, str((doc.get("host") or {}).get(k))) for k in
+                 ("hostname", "kernel", "machine", "cpus", "memory_bytes")],
+        "command": " ".join(doc.get("command") or []),
+        "recorder": " ".join(at.get("recorder_argv") or []),
+        "features": [f for f in ((doc.get("runs") or [{}])[0].get("trace") or {}).get(
+            "features") or [] if not f.get("enabled")],
+    }
+
+
+def render_attach_html(doc: dict, plots, flames, base: Path, source: str = "") -> str:
+    from .html import TEMPLATES, _env, flame_entries
+
+    m = attach_model(doc, source)
+    css = (TEMPLATES / "report.css").read_text()
+    script = (TEMPLATES / "flames.js").read_text()
+    plot_map = {p.name: {"svg": Markup(inline_svg(p.svg, f"plot-{p.name}")), "title": p.title}
+                for p in plots if p.svg}
+    label = (doc.get("runs") or [{}])[0].get("fs", "")
+    entries = flame_entries(flames, [label], base).get(label, [])
+    return _env().get_template("attach.html.j2").render(
+        m=m, css=Markup(css), script=Markup(script), plots=plot_map, flames=entries,
+        flame_notes=flames.notes if flames else [])
+
+
+def render_attach_markdown(doc: dict, plots, source: str = "") -> str:
+    from .markdown import markdown_env
+
+    m = attach_model(doc, source)
+    return markdown_env().get_template("attach.md.j2").render(
+        m=m, plots=[p for p in plots if p.png is not None])
+
+
+def attach_json(doc: dict, source: str = "") -> dict[str, Any]:
+    return {"generator": f"{MARKER} {__version__}", "source": source,
+            "schema": doc.get("schema"), "kind": "attach",
+            "created_wall": doc.get("created_wall"),
+            "analysis": {"attach": attach_analysis(doc)}, "notes": []}

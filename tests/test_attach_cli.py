@@ -1,0 +1,160 @@
+"""lockscope attach from the outside: bad targets, a target that exits, a login that fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lockscope(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+@pytest.mark.parametrize("args, words", [
+    (lambda: ["--pid", str(dead_pid())], "no such process"),
+    (lambda: ["--pid", "12x"], "not a process id"),
+    (lambda: ["--comm", "no-such-comm-q"], "no running thread is named"),
+    (lambda: ["--cgroup", "/tmp"], "not a cgroup v2 directory"),
+    (lambda: ["--cgroup", "/nonexistent/cg"], "not a directory"),
+    (lambda: ["--unit", "no-such-unit-q"], "no cgroup for no-such-unit-q.service"),
+    (lambda: ["--pid", "1", "--duration", "1e6"], "--duration must be in"),
+])
+def test_bad_targets_are_one_line_and_exit_2(tmp_path, args, words):
+    out = tmp_path / "out"
+    res = lockscope("attach", *args(), "--out", str(out))
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], res.stderr
+    assert "Traceback" not in res.stderr and res.stdout == ""
+    assert not out.exists()
+
+
+def test_no_target_is_a_usage_error():
+    res = lockscope("attach")
+    assert res.returncode == 2 and "one of the arguments" in res.stderr
+
+
+@pytest.mark.kernel
+def test_target_exit_ends_the_attach_cleanly_and_a_bad_login_is_a_warning(tmp_path):
+    # The target writes a file and exits after ~3 s; the attach asked for 60 s.
+    work = tmp_path / "w"
+    work.mkdir()
+    script = (f"import os,time\nf=open('{work}/data','wb')\n"
+              "for i in range(30):\n f.write(b'x'*4096); f.flush(); os.fsync(f.fileno());"
+              " time.sleep(0.1)\n")
+    target = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        out = tmp_path / "out"
+        t0 = time.monotonic()
+        res = lockscope("attach", "--pid", str(target.pid), "--duration", "60",
+                        "--mysql", str(tmp_path / "no.sock"), "--out", str(out), "--no-report")
+        took = time.monotonic() - t0
+    finally:
+        target.kill()
+        target.wait()
+    assert res.returncode == 0, res.stderr
+    assert "warning: --mysql" in res.stderr and "cannot log in" in res.stderr
+    assert "the target exited" in res.stderr
+    assert took < 30
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["kind"] == "attach" and doc["target"]["exited"] is True
+    assert doc["attach"]["ended"] == "target exited"
+    assert doc["db"]["samples"] == [] and doc["db"]["warning"]
+    a = doc["analysis"]["attach"]
+    # its fsyncs were waits of the durability class, and its file was seen written
+    assert next(c for c in a["classes"] if c["class"] == "durability")["ns"] > 0
+    assert any(f["path"] == str(work / "data") for f in a["files"])
+    # nothing of the recorder is left behind
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.kernel
+def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
+    target = subprocess.Popen(["sleep", "120"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--pid",
+                             str(target.pid), "--duration", "120", "--out",
+                             str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        for line in proc.stderr:
+            if "tracing" in line:
+                break
+        recorders = [p for p in _children(proc.pid)
+                     if Path(f"/proc/{p}/comm").read_text().strip().startswith("lockscope-rec")]
+        assert len(recorders) == 1
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and Path(f"/proc/{recorders[0]}").exists():
+            time.sleep(0.1)
+        stat = Path(f"/proc/{recorders[0]}/stat")
+        # gone, or a zombie of the dead parent waiting for init to reap it
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        target.kill()
+        target.wait()
+
+
+@pytest.mark.kernel
+def test_ctrl_c_keeps_a_partial_but_valid_window(tmp_path):
+    import signal
+
+    target = subprocess.Popen(["sleep", "120"])
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    # Ctrl-C signals the terminal's whole process group: lockscope and its recorder.
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--pid",
+                             str(target.pid), "--duration", "120", "--out", str(out),
+                             "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    try:
+        for line in proc.stderr:
+            if "tracing" in line:
+                break
+        time.sleep(1.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        target.kill()
+        target.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["partial"] is True and doc["attach"]["ended"] == "interrupted"
+    window = doc["runs"][0]["trace"]["interval"]["duration_ns"] / 1e9
+    assert 1.0 < window < 60
+    assert doc["analysis"]["attach"]["window_s"] == pytest.approx(window)
