@@ -29,6 +29,15 @@ def require_module(name: str) -> None:
             pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {name} is not installed")
         pytest.skip(f"{name} not installed (make test installs it)")
 
+
+def require_mariadb() -> None:
+    """Root, BPF, mariadbd, sysbench and PyMySQL, or skip (fail under LOCKSCOPE_KERNEL_TESTS=1)."""
+    require_kernel()
+    for tool in ("mariadbd", "sysbench"):
+        require_tool(tool)
+    require_module("pymysql")
+
+
 ROOT = Path(__file__).resolve().parents[1]
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 WINDOW_S = 8
@@ -78,10 +87,7 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
 
 @pytest.fixture(scope="module")
 def mariadb_run(tmp_path_factory):
-    require_kernel()
-    for tool in ("mariadbd", "sysbench"):
-        require_tool(tool)
-    require_module("pymysql")
+    require_mariadb()
     out = tmp_path_factory.mktemp("attach-mariadb") / "out"
     with dbservers.mariadb("ext4") as server:
         dbservers.sysbench_prepare(server)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import require_kernel, require_tool
 import dbservers
-from test_attach_db import _attach_during, require_module
+from test_attach_db import _attach_during, require_mariadb
 
 OPTIONS = ["--innodb-use-native-aio=0", "--innodb-write-io-threads=8",
            "--innodb-buffer-pool-size=32M", "--innodb-io-capacity=20000",
@@ -24,10 +23,7 @@ ROWS = 30000
 
 @pytest.fixture(scope="module")
 def compressed_run(tmp_path_factory):
-    require_kernel()
-    for tool in ("mariadbd", "sysbench"):
-        require_tool(tool)
-    require_module("pymysql")
+    require_mariadb()
     out = tmp_path_factory.mktemp("attach-compressed") / "out"
     with dbservers.mariadb("ext4", options=OPTIONS) as server:
         dbservers.sysbench_prepare(server, tables=1, table_size=ROWS)

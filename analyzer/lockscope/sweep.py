@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .binaries import find_binary
 from .errors import LockscopeError, UsageError
+from .outdir import new_out_dir
 from .host import filesystem_facts, host_facts
 from .loopfs import make_loopfs
 from .point import clean_workdir, engine_argv, run_point
@@ -102,15 +103,6 @@ def _scenario(args) -> Scenario:
     return get_scenario(args.scenario or DEFAULT)
 
 
-def _out_dir(args) -> Path:
-    out = Path(args.out or datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S"))
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} exists and is not a directory")
-    if (out / "results.json").exists():
-        raise UsageError(f"--out: {out}/results.json exists; choose a new directory")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
 
 def _targets(args) -> dict[str, str]:
     """--target directories by fs label; each must be a directory on ext4 or XFS."""
@@ -184,7 +176,7 @@ def run(args) -> int:
         image_dir = args.image_dir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
         Path(image_dir).mkdir(parents=True, exist_ok=True)
         _check_space(image_dir, need * len(fss), f"{len(fss)} loop image(s)")
-    out = _out_dir(args)
+    out = new_out_dir(args.out, "lockscope")
 
     doc = {
         "schema": SCHEMA, "partial": True,

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
+from ..outdir import new_out_dir
 from ..host import filesystem_facts, host_facts, mount_of
 from ..point import _read_ready, _stop
 from ..results import SCHEMA, save_results
@@ -79,15 +80,6 @@ def _check_args(args) -> None:
         raise UsageError("give --mysql or --postgres, not both")
 
 
-def _out_dir(args) -> Path:
-    out = Path(args.out or datetime.datetime.now().strftime("lockscope-attach-%Y%m%d-%H%M%S"))
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} exists and is not a directory")
-    if (out / "results.json").exists():
-        raise UsageError(f"--out: {out}/results.json exists; choose a new directory")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
 
 def recorder_supports(binary: str) -> set[str]:
     """Options of this lockscope-record build that attach uses when present."""
@@ -128,7 +120,7 @@ def run(args) -> int:
         raise LockscopeError("not root: attaching loads BPF programs "
                              "(lockscope doctor has the detail)")
     recorder_bin = find_binary("lockscope-record")
-    out = _out_dir(args)
+    out = new_out_dir(args.out, "lockscope-attach")
     sampler, db_warning = _open_db(args)
     if db_warning:
         print(f"lockscope attach: warning: {db_warning}; tracing without database counters",
