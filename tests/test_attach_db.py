@@ -155,7 +155,10 @@ def test_client_waits_land_in_idle_not_in_loss(request, run, call):
     assert waited > 0
     idle = _class(doc, "idle")
     by_call = sum(h["ns"] for h in idle["how"] if h["detail"] == call)
-    assert by_call == pytest.approx(waited, rel=1e-6)
+    # Every wait with the call on its stack is idle; a few more may be, classed by
+    # the system call number of records the recorder kept without stacks (unsampled),
+    # which this sum by stack cannot see.
+    assert waited * (1 - 1e-9) <= by_call <= waited * 1.01
     a = doc["analysis"]["attach"]
     assert a["lost_ns"] + a["idle_ns"] == pytest.approx(
         sum(c["ns"] for c in a["classes"]), rel=1e-9)

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -18,6 +19,12 @@ from lockscope.binaries import find_binary
 from test_record_common import record_binary, recorder
 
 CORE = ("lock", "dio", "sched")  # documented in docs/recorder-json.md, "overhead"
+# Writes to /dev/null for a minute at most: system calls the syscalls group follows.
+WRITE_LOOP = ("import os, time\n"
+              "fd = os.open('/dev/null', os.O_WRONLY)\n"
+              "end = time.monotonic() + 60\n"
+              "while time.monotonic() < end:\n"
+              "    os.write(fd, b'x')\n")
 
 
 def run_record(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -135,8 +142,15 @@ def test_budget_sheds_stacks_then_groups_then_detaches(tmp_path):
     res = run_record("--list-features")
     groups = [g["name"] for g in json.loads(res.stdout)["groups"]]
     off = ",".join(g for g in groups if g not in CORE and g != "syscalls")
-    res = run_record("--duration", "30", "--max-overhead", "0.0001", "--disable", off,
-                     "--out", str(out))
+    # A group is shed only for a cost it had in the last second: keep the syscalls
+    # group busy with writes, whatever else this host does.
+    writer = subprocess.Popen([sys.executable, "-c", WRITE_LOOP])
+    try:
+        res = run_record("--duration", "30", "--max-overhead", "0.0001", "--disable", off,
+                         "--out", str(out))
+    finally:
+        writer.kill()
+        writer.wait()
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
     o = doc["overhead"]
