@@ -399,7 +399,6 @@ struct rec_bits {
 	__u32 iomap_unwritten;
 	__u32 iomap_mapped;
 	__u32 iomap_f_new;
-	__u32 ext4_map_new;
 	__u32 ext4_map_mapped;     /* ext4_ext_map_blocks_exit mflags M */
 	__u32 ext4_map_unwritten;  /* ext4_ext_map_blocks_exit mflags U */
 	__u32 ext4_gb_create;      /* EXT4_GET_BLOCKS_CREATE in map_blocks flags */

@@ -10,7 +10,6 @@ const volatile struct rec_bits bits = {
 	.lcb_percpu = 16, .lcb_mutex = 32,
 	.iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
 	.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
-	.ext4_map_new = 1 << 5,
 	.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
 	.o_direct = 040000,
 	.queue_flag_stats = 0xff, .rqf_stats = 0,

@@ -292,7 +292,7 @@ static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {
 	  { B("HOLE", iomap_hole), B("UNWRITTEN", iomap_unwritten), B("MAPPED", iomap_mapped) } },
 	{ "iomap", "iomap_iter_dstmap", "flags", false, { B("NEW", iomap_f_new) } },
 	{ "ext4", "ext4_ext_map_blocks_exit", "mflags", false,
-	  { B("N", ext4_map_new), B("M", ext4_map_mapped), B("U", ext4_map_unwritten) } },
+	  { B("M", ext4_map_mapped), B("U", ext4_map_unwritten) } },
 	{ "ext4", "ext4_ext_map_blocks_exit", "flags", false, { B("CREATE", ext4_gb_create) } },
 	{ "ext4", "ext4_es_lookup_extent_exit", "status", false,
 	  { B("W", ext4_es_written), B("U", ext4_es_unwritten), B("H", ext4_es_hole) } },
