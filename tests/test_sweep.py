@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.analysis.verdict import LOCK_EXPLAINS
+
 from lockscope.analysis.holders import ACTIVITIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,10 +122,12 @@ def test_buffered_writes_contend_on_the_inode_lock(tmp_path):
         if v["kind"] == "inode_lock_contention":
             assert "buffered" in v["reasons"] and v["path"] == top["path"]
         else:
-            # Only waiting for CPUs may outweigh the lock here, and then it must.
+            # Another verdict only where the lock misses the verdict's own rule: waiting
+            # for CPUs outweighs it, or it explains too little of the loss to be named.
             hi = a["points"][-1]["time_share"]
-            assert v["kind"] == "cpu_bound", (fs, v)
-            assert hi["runqueue"] + hi["oncpu"] > hi["inode_lock"], (fs, hi)
+            assert v["kind"] in ("cpu_bound", "inconclusive"), (fs, v)
+            assert (hi["runqueue"] + hi["oncpu"] > hi["inode_lock"]
+                    or top["explained_loss"] < LOCK_EXPLAINS), (fs, hi, top["explained_loss"])
 
 
 @pytest.mark.kernel
