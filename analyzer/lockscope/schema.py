@@ -1,0 +1,763 @@
+"""The shape of results.json as types: docs/results-schema.md and docs/recorder-json.md.
+
+Every key the analyzer reads or writes is named here once. Types only: nothing is
+checked at run time (``results.load_results`` checks the schema string), so a
+document from disk is trusted to this shape as far as the code that reads it
+indexes keys; readers of optional keys use ``.get``. Recorder (input) types are
+``total=False``: a recorder without a probe group leaves its keys out. Analyzer
+(output) types list the keys the analyzer always writes; keys written only in
+some cases sit in a ``total=False`` subclass.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, TypedDict, Union, cast
+
+SCHEMA = "lockscope/1"
+
+
+class VerdictKind(str, Enum):
+    """``verdict.kind``. A str subclass: it compares equal to, and serializes as, its
+    value, so results.json stays plain strings."""
+
+    # sweep and attach
+    INODE_LOCK_CONTENTION = "inode_lock_contention"
+    OTHER_LOCK_CONTENTION = "other_lock_contention"
+    DEVICE_BOUND = "device_bound"
+    CPU_BOUND = "cpu_bound"
+    INCONCLUSIVE = "inconclusive"
+    # sweep only
+    SCALES = "scales"
+    # attach only
+    IDLE = "idle"
+    USER_LOCK_CONTENTION = "user_lock_contention"
+    DURABILITY_BOUND = "durability_bound"
+    JOURNAL_BOUND = "journal_bound"
+    MEMORY_PRESSURE = "memory_pressure"
+
+    # The value, not "VerdictKind.SCALES", in str(), f-strings and templates, on
+    # every Python version (3.12 changed format() of mixed-in enums).
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+LOCK_VERDICTS = (VerdictKind.INODE_LOCK_CONTENTION, VerdictKind.OTHER_LOCK_CONTENTION)
+
+
+# ---------------------------------------------------------------- lockscope-record JSON
+
+
+class Interval(TypedDict, total=False):
+    start_mono_ns: int
+    end_mono_ns: int
+    duration_ns: int
+    start_wall_ns: int
+    end_wall_ns: int
+
+
+class TraceThread(TypedDict, total=False):
+    tid: int
+    pid: int
+    comm: str
+    oncpu_ns: int
+    offcpu_ns: int
+    runqueue_ns: int
+
+
+class Held(TypedDict, total=False):
+    count: int
+    total_ns: int
+
+
+class LockWait(TypedDict, total=False):
+    flags: int
+    flag_names: list[str]
+    kstack: list[str]
+    ustack: list[str]
+    pid: int
+    comm: str
+    count: int
+    total_ns: int
+    max_ns: int
+    interrupted: int
+    repeats: int
+    exclusive_held: Held
+    readers_held: Held
+    hist_log2_ns: list[int]
+
+
+class TraceLock(TypedDict, total=False):
+    addr: str
+    kind: str
+    name: str | None
+    dev: str | None
+    ino: int | None
+    path: str | None
+    count: int
+    total_ns: int
+    max_ns: int
+    interrupted: int
+    exclusive_held: Held
+    readers_held: Held
+    waits: list[LockWait]
+
+
+class Counted(TypedDict, total=False):
+    count: int
+    bytes: int
+
+
+class Latency(TypedDict, total=False):
+    count: int
+    total_ns: int
+    max_ns: int
+    hist_log2_ns: list[int]
+
+
+class DioEntry(TypedDict, total=False):
+    """``dio[]``: one inode. Class values are ``{count, bytes}``."""
+
+    dev: str | None
+    ino: int | None
+    path: str | None
+    fs_block_size: int | None
+    writes: Counted
+    reads: Counted
+    aligned: Counted
+    unaligned: Counted
+    extending: Counted
+    hole: Counted
+    unwritten: Counted
+    mapped: Counted
+    dsync: Counted
+    buffered_writes: Counted
+    allocating: Counted
+    aio: Counted
+    unwritten_converted: Counted
+    latency: Latency
+    read_latency: Latency
+    pre_iomap: Latency
+    fsync: Latency
+
+
+class OffcpuRecord(TypedDict, total=False):
+    tid: int
+    pid: int
+    comm: str
+    reason: str             # lock | runqueue | journal | io | other
+    lock_addr: str | None
+    kstack: list[str]
+    ustack: list[str]
+    syscall: int | str | None
+    count: int
+    total_ns: int
+    sampled_count: int
+    sampled_ns: int
+
+
+class SyscallEntry(TypedDict, total=False):
+    name: str
+    count: int
+    total_ns: int
+    max_ns: int
+    hist_log2_ns: list[int]
+
+
+class NetEntry(TypedDict, total=False):
+    pid: int
+    comm: str
+    rx_calls: int
+    rx_bytes: int
+    tx_calls: int
+    tx_bytes: int
+
+
+class HolderSample(TypedDict, total=False):
+    addr: str
+    lock_type: str
+    state: str              # on_cpu | runqueue | blocked | reader_owned | unknown
+    owner_tid: int | None
+    owner_pid: int | None
+    owner_comm: str | None
+    iowait: bool
+    reason: str | None
+    kstack: list[str]
+    count: int
+    wait_ns: int
+
+
+class ReleaserRecord(TypedDict, total=False):
+    addr: str
+    waker_pid: int
+    waker_comm: str
+    kstack: list[str]
+    count: int
+    wait_ns: int
+
+
+class TraceHolders(TypedDict, total=False):
+    enabled: bool
+    period_ms: int
+    timer_cpus: list[int]
+    offcpu_stacks: bool
+    counts: dict[str, int]
+    samples: list[HolderSample]
+    releasers_enabled: bool
+    releasers: list[ReleaserRecord]
+
+
+class ShedStep(TypedDict, total=False):
+    t_ns: int
+    after_ns: int
+    kind: str
+    what: str
+    share_before: float
+
+
+class UserCost(TypedDict, total=False):
+    cpu_ns: int
+    user_ns: int
+    system_ns: int
+    cpu_share: float | None
+
+
+class TraceOverhead(TypedDict, total=False):
+    stats: str
+    stats_error: str | None
+    online_cpus: int
+    window_ns: int
+    bpf_ns: int
+    cpu_share: float | None
+    max_overhead_pct: float
+    core_groups: list[str]
+    per_program: list[dict[str, Any]]
+    per_group: list[dict[str, Any]]
+    user: UserCost
+    shed: list[ShedStep]
+    detached: bool
+
+
+class TraceSection(TypedDict, total=False):
+    """What a whole trace and each of its ``series`` intervals share: the counted
+    window and the per-interval maps."""
+
+    interval: Interval
+    threads: list[TraceThread]
+    offcpu: list[OffcpuRecord]
+    syscalls: list[SyscallEntry]
+    dio: list[DioEntry]
+    net: list[NetEntry]
+
+
+class Trace(TraceSection, total=False):
+    """``runs[].trace``: lockscope-record's document."""
+
+    schema: str
+    argv: list[str]
+    kernel: str
+    pid: int
+    filter: dict[str, Any]
+    features: list[dict[str, Any]]
+    decoding: list[dict[str, Any]]
+    config: dict[str, Any]
+    drops: dict[str, Any]
+    counts: dict[str, int]
+    locks: list[TraceLock]
+    block: list[dict[str, Any]]
+    jbd2: dict[str, Any]
+    holders: TraceHolders
+    folded: dict[str, list[str]]
+    overhead: TraceOverhead
+    series: list[TraceSection]
+    series_omitted: int
+
+
+# ---------------------------------------------------------------- lockscope-load JSON
+
+
+class ClatJson(TypedDict, total=False):
+    mean: float
+    percentile: dict[str, float]
+
+
+class DirectionStats(TypedDict, total=False):
+    """One direction (``read``/``write``) of an engine job, as fio writes it."""
+
+    iops: float
+    bw_bytes: float
+    total_ios: int
+    clat_ns: ClatJson
+
+
+class EngineJob(TypedDict, total=False):
+    jobname: str
+    job_runtime: float      # ms
+    read: DirectionStats
+    write: DirectionStats
+
+
+class EngineThread(TypedDict, total=False):
+    tid: int
+
+
+class EngineExtras(TypedDict, total=False):
+    """The engine's own section (``workload.lockscope``): its threads and timed phase."""
+
+    threads: list[EngineThread]
+    timed_phase: Interval
+
+
+class EngineJson(TypedDict, total=False):
+    """``runs[].workload``: lockscope-load's fio-compatible JSON."""
+
+    jobs: list[EngineJob]
+    lockscope: EngineExtras
+
+
+# ---------------------------------------------------------------- results.json: what ran
+
+
+class FsFacts(TypedDict, total=False):
+    fstype: str
+    device: str
+    backing: str
+    backing_device: str
+    mount_options: str
+    mountpoint: str
+    block_size: int
+    image_bytes: int
+    made_by_lockscope: bool
+
+
+class Host(TypedDict, total=False):
+    kernel: str
+    machine: str
+    cpus: int
+    memory_bytes: int
+    hostname: str
+    filesystems: dict[str, FsFacts]
+    features: list[dict[str, Any]]
+
+
+class Workload(TypedDict, total=False):
+    scenario: str
+    description: str
+    job: dict[str, Any]
+    runtime_s: float
+    threads: list[int]
+    repeat: int
+
+
+class CostShed(TypedDict):
+    what: str | None
+    after_s: float
+
+
+class RecorderCost(TypedDict):
+    """``runs[].recorder_cost`` and ``analysis.attach.overhead``."""
+
+    bpf_cpu_share: float | None
+    user_cpu_share: float | None
+    max_overhead_pct: float | None
+    shed: list[CostShed]
+    detached: bool
+
+
+class SweptFile(TypedDict, total=False):
+    """``runs[].files[]``: what the sweep or attach learned of a traced file."""
+
+    path: str
+    fstype: str
+    size_bytes: int
+    setuid: bool
+    setgid: bool
+    security_xattrs: list[str]
+
+
+class Run(TypedDict, total=False):
+    fs: str
+    threads: int
+    repeat: int
+    workload: EngineJson
+    trace: Trace | None
+    trace_error: str | None
+    phases_s: dict[str, float]
+    recorder_cost: RecorderCost | None
+    files: list[SweptFile]
+    engine_argv: list[str]
+
+
+class PgRelation(TypedDict):
+    dboid: int
+    relfilenode: int
+    name: str
+
+
+class DbDoc(TypedDict, total=False):
+    """``db`` of an attach: the database's sampled counters."""
+
+    engine: str
+    counters: list[str]
+    # {"mono_ns": ..., counter: value, ..., "waits": [{type, event, n}] (postgres)}
+    samples: list[dict[str, Any]]
+    relations: list[PgRelation]
+    own_xacts_per_sample: int
+    errors: list[str]
+    warning: str | None
+
+
+class ResultsDoc(TypedDict, total=False):
+    schema: str
+    kind: str               # "attach" for lockscope attach; absent for a sweep
+    partial: bool
+    created_wall: str
+    command: list[str]
+    reproduce: list[str]
+    host: Host
+    workload: Workload
+    runs: list[Run]
+    target: dict[str, Any]
+    attach: dict[str, Any]
+    db: DbDoc | None
+    analysis: Analysis
+
+
+# ---------------------------------------------------------------- analysis.<fs> (sweep)
+
+
+class Spread(TypedDict):
+    mean: float
+    min: float
+    max: float
+    stddev: float
+
+
+class Clat(TypedDict):
+    p50: float
+    p99: float
+    p999: float
+    mean: float
+
+
+class PointLock(TypedDict):
+    """``points[].inode_locks[]`` / ``other_locks[]``."""
+
+    key: str
+    kind: str
+    path: str | None
+    name: str | None
+    share: float
+    total_ns: int
+    count: int
+
+
+class _PointRequired(TypedDict):
+    threads: int
+    repeats: int
+    iops: Spread
+    bw_bytes: Spread
+    mib_s: float
+    efficiency: float
+    clat_ns: Clat
+    traced: bool
+
+
+class Point(_PointRequired, total=False):
+    # only when a run at this thread count was traced
+    thread_time_ns: float
+    time_share: dict[str, float]    # SHARE_KEYS -> share of thread time
+    inode_locks: list[PointLock]
+    other_locks: list[PointLock]
+
+
+# ``analysis.<fs>.usl``: ok and note always; the fit only when ok ("lambda" is a keyword).
+UslFit = TypedDict("UslFit", {"ok": bool, "note": str, "lambda": float, "sigma": float,
+                              "kappa": float, "peak_threads": "float | None", "r2": float},
+                   total=False)
+
+
+class WhatIf(TypedDict):
+    threads: int
+    iops: float
+    speedup: float | None
+
+
+class Lock(TypedDict):
+    """``analysis.<fs>.locks[]``."""
+
+    key: str
+    kind: str
+    name: str
+    path: str | None
+    dev: str | None
+    ino: int | None
+    addr: str | None
+    inode: bool
+    mode: str               # exclusive | shared | mixed | unknown
+    count: int
+    total_ns: int
+    max_ns: int
+    p99_ns: float
+    share_by_threads: dict[str, float]
+    explained_loss: float
+    what_if: WhatIf | None
+    functions: list[str]
+    stack: list[str]
+
+
+class DioClass(TypedDict):
+    """``analysis.<fs>.dio_classes[]``: one file's DIO write classes over its runs."""
+
+    path: str | None
+    dev: str | None
+    ino: int | None
+    block_size: int | None
+    writes: int
+    write_bytes: int
+    aligned: int
+    unaligned: int
+    extending: int
+    hole: int
+    unwritten: int
+    mapped: int
+    dsync: int
+    buffered_writes: int
+    reads: int
+    latency_mean_ns: float
+
+
+class Cause(TypedDict):
+    reason: str
+    rule: str
+    kernel_source: str
+    evidence: str
+    fraction: float
+    remedy: str
+
+
+class HolderShare(TypedDict):
+    activity: str
+    share: float
+    frames: list[str]
+
+
+class ReleaserShare(TypedDict):
+    frames: list[str]
+    share: float
+
+
+class HoldersSampled(TypedDict):
+    sampled_ns: float
+    snapshots: int
+    reader_owned_share: float
+    unattributed_share: float
+
+
+class HolderSplit(HoldersSampled):
+    """holders.split(): the list plus what was not attributed."""
+
+    holders: list[HolderShare]
+
+
+class _VerdictRequired(TypedDict):
+    kind: VerdictKind
+    lock: str | None
+    path: str | None
+    mode: str | None
+    reasons: list[str]
+    explained_loss: float
+    evidence: list[str]
+    confidence: str         # high | medium | low
+    remedies: list[str]
+    kernel_function: str | None
+    summary: str
+
+
+class Verdict(_VerdictRequired, total=False):
+    # sweep: lock verdicts carry these ([] otherwise)
+    holders: list[HolderShare]
+    releasers: list[ReleaserShare]
+    holders_sampled: HoldersSampled
+    # attach
+    explained: float
+    wait_class: str | None
+
+
+class FsAnalysis(TypedDict):
+    """``analysis.<fs>``."""
+
+    fs: str
+    fstype: str
+    points: list[Point]
+    usl: UslFit
+    locks: list[Lock]
+    dio_classes: list[DioClass]
+    causes: list[Cause]
+    verdict: Verdict
+
+
+class ComparisonRow(TypedDict):
+    speedup: float
+    efficiency: float
+    iops: float
+    mib_s: float
+    verdict: VerdictKind
+
+
+class Comparison(TypedDict):
+    """``analysis.comparison``."""
+
+    threads: int
+    base_threads: int
+    filesystems: dict[str, ComparisonRow]
+    best: str
+    ratio: float | None
+    difference_lock: str | None
+    summary: str
+
+
+# ---------------------------------------------------------------- analysis.attach
+
+
+class HowRow(TypedDict):
+    method: str
+    detail: str
+    ns: float
+
+
+# ``analysis.attach.classes[]``; "class" is a keyword, so the functional form names it.
+WaitClassEntry = TypedDict("WaitClassEntry", {"class": str, "name": str, "ns": float,
+                                              "threads": float, "share": float,
+                                              "loss_share": float, "how": list[HowRow]})
+
+
+class AttachFile(TypedDict, total=False):
+    """``analysis.attach.files[]``."""
+
+    path: str | None
+    dev: str | None
+    ino: int | None
+    engine: str | None
+    role: str
+    role_label: str
+    object: str | None
+    label: str
+    detail: dict[str, Any]
+    dio_writes: int
+    dio_write_bytes: int
+    buffered_writes: int
+    buffered_write_bytes: int
+    reads: int
+    block_size: int | None
+    aligned: int
+    unaligned: int
+    extending: int
+    hole: int
+    unwritten: int
+    mapped: int
+    dsync: int
+    fsyncs: int
+    fsync_ns: int
+    inode_lock_waits: int
+    inode_lock_ns: int
+    inode_lock_kinds: list[str]
+    causes: list[Cause]
+
+
+class TraceRates(TypedDict):
+    """``series[].trace``: the trace's throughput in one interval, per second."""
+
+    write_calls_s: float
+    fsync_calls_s: float
+    log_bytes_s: float
+    data_bytes_s: float
+    requests_s: float
+    responses_s: float
+    has_net: bool
+
+
+class SeriesRow(TypedDict):
+    t_s: float
+    duration_s: float
+    start_mono_ns: int
+    end_mono_ns: int
+    trace: TraceRates
+    db: dict[str, float]
+    db_waits: dict[str, float]
+    classes_ns: dict[str, float]
+
+
+class Throughput(TypedDict):
+    signal: str
+    values: list[float]
+    mean: float
+
+
+FallClass = TypedDict("FallClass", {"class": str, "lag_s": int, "r": float,
+                                    "slope_per_thread": float, "n": int,
+                                    "threads_in_falls": float, "threads_otherwise": float},
+                      total=False)
+
+
+class Falls(TypedDict, total=False):
+    intervals: int
+    fallen: list[float]
+    median: float | None
+    classes: list[FallClass]
+    top: FallClass | None
+    note: str
+
+
+class DbSummary(TypedDict, total=False):
+    engine: str | None
+    samples: int
+    errors: list[str] | None
+    warning: str | None
+    commits: float
+    commits_per_s: float | None
+
+
+class AttachAnalysis(TypedDict):
+    """``analysis.attach``."""
+
+    window_s: float
+    threads: int
+    idle_threads: int
+    engine: str | None
+    oncpu_ns: float
+    thread_time_ns: float
+    lost_ns: float
+    idle_ns: float
+    classes: list[WaitClassEntry]
+    user_stacks_classifier: bool
+    files: list[AttachFile]
+    fsyncs_per_file: bool
+    series: list[SeriesRow]
+    throughput: Throughput
+    falls: Falls
+    db: DbSummary | None
+    series_omitted: int
+    overhead: RecorderCost | None
+    verdict: Verdict
+
+
+# analysis: one FsAnalysis per fs label plus "comparison", or {"attach": AttachAnalysis}.
+Analysis = dict[str, Union[FsAnalysis, Comparison, AttachAnalysis, None]]
+
+
+def fs_analyses(analysis: Analysis | None) -> dict[str, FsAnalysis]:
+    """The per-filesystem entries of a sweep's analysis (not the comparison)."""
+    return {fs: cast(FsAnalysis, a) for fs, a in (analysis or {}).items()
+            if fs not in ("comparison", "attach") and isinstance(a, dict)}
+
+
+def comparison_of(analysis: Analysis | None) -> Comparison | None:
+    return cast("Comparison | None", (analysis or {}).get("comparison"))
+
+
+def attach_analysis(analysis: Analysis | None) -> AttachAnalysis | None:
+    return cast("AttachAnalysis | None", (analysis or {}).get("attach"))
