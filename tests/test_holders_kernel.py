@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, require_kernel
-from lockscope.analysis.holders import (ACTIVITIES, FRAME_RULES, lock_samples, releasers,
-                                        split)
+from lockscope.analysis.holders import (ACTIVITIES, FRAME_RULES, lock_releasers, lock_samples,
+                                        releasers, split)
 from lockscope.analysis.runs import lock_key
 from lockscope.loopfs import make_loopfs
 from test_record_common import file_locks, record_binary, recorder
@@ -91,7 +91,7 @@ def test_dsync_writes_into_holes_wait_behind_a_journal_commit(ext4, tmp_path):
     assert all(h["activity"] in ACTIVITIES for h in out["holders"])
     # The waiters were woken by the writer releasing i_rwsem (rwsem hand-off).
     lock = file_locks(doc, path, "i_rwsem")[0]
-    released = releasers(lock_samples(doc, lock_key(lock), lock_key, "releasers"))
+    released = releasers(lock_releasers(doc, lock_key(lock), lock_key))
     assert released and released[0]["frames"][0] == "up_write", released
     assert frames_in(released[0]["frames"], ("ext4_",)), released
 

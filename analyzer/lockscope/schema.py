@@ -12,7 +12,7 @@ some cases sit in a ``total=False`` subclass.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, TypedDict, Union, cast
+from typing import Any, Literal, TypedDict, Union, cast
 
 SCHEMA = "lockscope/1"
 
@@ -509,15 +509,18 @@ class Lock(TypedDict):
     stack: list[str]
 
 
-class DioClass(TypedDict):
-    """``analysis.<fs>.dio_classes[]``: one file's DIO write classes over its runs."""
+# The DIO write classes of recorder-json.md, counted per file.
+ClassKey = Literal["aligned", "unaligned", "extending", "hole", "unwritten", "mapped", "dsync"]
+CLASS_KEYS: tuple[ClassKey, ...] = ("aligned", "unaligned", "extending", "hole", "unwritten",
+                                    "mapped", "dsync")
 
-    path: str | None
-    dev: str | None
-    ino: int | None
+
+class WriteClasses(TypedDict):
+    """A file's writes by class: what the locking rules (analysis.rules) read."""
+
+    writes: int             # direct I/O writes
+    buffered_writes: int
     block_size: int | None
-    writes: int
-    write_bytes: int
     aligned: int
     unaligned: int
     extending: int
@@ -525,7 +528,15 @@ class DioClass(TypedDict):
     unwritten: int
     mapped: int
     dsync: int
-    buffered_writes: int
+
+
+class DioClass(WriteClasses):
+    """``analysis.<fs>.dio_classes[]``: one file's DIO write classes over its runs."""
+
+    path: str | None
+    dev: str | None
+    ino: int | None
+    write_bytes: int
     reads: int
     latency_mean_ns: float
 

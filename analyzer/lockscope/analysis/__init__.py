@@ -7,77 +7,85 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..schema import (LOCK_VERDICTS, Analysis, Cause, FsAnalysis, Lock, ResultsDoc, Run,
+                      UslFit, Verdict)
 from .compare import compare
-from .dio import classes_for, file_classes
+from .dio import classes_for, file_classes, no_writes
 from .explain import what_if
-from .holders import annotate, lock_samples, releasers, split
-from .rules import match_causes
+from .holders import annotate, lock_releasers, lock_samples, releasers, split
+from .rules import FileFacts, match_causes
 from .runs import lock_key
 from .scaling import build_points, finish_locks
 from .usl import fit_usl
 from .verdict import decide
 
 
-def analyze_fs(label: str, fstype: str, runs: list[dict], cpus: int | None = None) -> dict:
+def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None) -> FsAnalysis:
     """Everything analysis.<fs> holds (docs/results-schema.md) for one filesystem."""
     points, raw_locks = build_points(runs)
     locks = finish_locks(raw_locks)
     for lk in locks:
-        lk.update(what_if(points, lk["share_by_threads"], cpus) if points else
-                  {"explained_loss": 0.0, "what_if": None})
+        if points:
+            bound = what_if(points, lk["share_by_threads"], cpus)
+            lk["explained_loss"], lk["what_if"] = bound["explained_loss"], bound["what_if"]
     locks.sort(key=lambda lk: (-lk["explained_loss"], -lk["total_ns"]))
     classes = file_classes(runs)
-    causes: list[dict] = []
+    causes: list[Cause] = []
     top_inode = next((lk for lk in locks if lk["inode"]), None)
     if top_inode:
         row = classes_for(classes, top_inode["path"], top_inode["dev"], top_inode["ino"])
         facts = _file_facts(runs, top_inode["path"])
         facts["journal_share"] = max(
             ((p.get("time_share") or {}).get("journal", 0.0) for p in points), default=0.0)
-        causes = match_causes(fstype, row, facts)
-    usl = fit_usl([p["threads"] for p in points], [p["iops"]["mean"] for p in points]) \
+        causes = match_causes(fstype, row or no_writes(), facts)
+    usl: UslFit = fit_usl([p["threads"] for p in points], [p["iops"]["mean"] for p in points]) \
         if points else {"ok": False, "note": "no points"}
     verdict = decide(fstype, points, locks, causes, cpus)
     verdict["holders"], verdict["releasers"] = [], []
-    if verdict["kind"] in ("inode_lock_contention", "other_lock_contention") and locks:
+    if verdict["kind"] in LOCK_VERDICTS and locks:
         _add_holders(verdict, locks[0], runs, points[-1]["threads"])
     return {"fs": label, "fstype": fstype, "points": points, "usl": usl, "locks": locks,
             "dio_classes": classes, "causes": causes, "verdict": verdict}
 
 
-def _add_holders(verdict: dict, top: dict, runs: list[dict], threads: int) -> None:
+def _add_holders(verdict: Verdict, top: Lock, runs: list[Run], threads: int) -> None:
     """What the verdict lock's holder did, from the runs at the highest thread count."""
-    traces = [run["trace"] for run in runs if run.get("threads") == threads and run.get("trace")]
+    traces = [t for run in runs if run.get("threads") == threads and (t := run.get("trace"))]
     samples = [s for t in traces for s in lock_samples(t, top["key"], lock_key)]
-    wakes = [r for t in traces for r in lock_samples(t, top["key"], lock_key, "releasers")]
+    wakes = [r for t in traces for r in lock_releasers(t, top["key"], lock_key)]
     if samples:
         annotate(verdict, split(samples), f"{top['name']} of {top['path'] or top['key']}",
                  releasers(wakes))
 
 
-def _file_facts(runs: list[dict], path: str | None) -> dict:
+def _file_facts(runs: list[Run], path: str | None) -> FileFacts:
     """setuid/setgid and security xattrs of the file, as the sweep saw them."""
     for run in runs:
         for f in run.get("files") or []:
             if f.get("path") == path:
-                return dict(f)
+                facts: FileFacts = {"setuid": f.get("setuid", False),
+                                    "setgid": f.get("setgid", False),
+                                    "security_xattrs": f.get("security_xattrs", [])}
+                return facts
     return {}
 
 
-def analyze(doc: dict) -> dict:
+def analyze(doc: ResultsDoc) -> Analysis:
     """analysis for a whole results.json: one entry per filesystem plus the comparison;
     for an attach, ``{"attach": ...}`` (analysis.attach)."""
     if doc.get("kind") == "attach":
         from .attach import analyze_attach
 
         return {"attach": analyze_attach(doc)}
-    by_fs: dict[str, list[dict]] = defaultdict(list)
+    by_fs: dict[str, list[Run]] = defaultdict(list)
     for run in doc.get("runs") or []:
         by_fs[run["fs"]].append(run)
-    fsinfo = (doc.get("host") or {}).get("filesystems") or {}
-    out: dict = {}
+    host = doc.get("host") or {}
+    fsinfo = host.get("filesystems") or {}
+    per_fs: dict[str, FsAnalysis] = {}
     for label, runs in by_fs.items():
         fstype = (fsinfo.get(label) or {}).get("fstype") or label
-        out[label] = analyze_fs(label, fstype, runs, (doc.get("host") or {}).get("cpus"))
-    out["comparison"] = compare(out)
+        per_fs[label] = analyze_fs(label, fstype, runs, host.get("cpus"))
+    out: Analysis = dict(per_fs)
+    out["comparison"] = compare(per_fs)
     return out

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from ..schema import Comparison, ComparisonRow, FsAnalysis
+
 # A lock whose share of thread time differs by less than this is not named.
 MIN_DIFFERENCE = 0.01
 
 
-def compare(per_fs: dict[str, dict]) -> dict | None:
+def compare(per_fs: dict[str, FsAnalysis]) -> Comparison | None:
     usable = {fs: a for fs, a in per_fs.items() if a.get("points")}
     if len(usable) < 2:
         return None
@@ -14,7 +16,8 @@ def compare(per_fs: dict[str, dict]) -> dict | None:
     if len(common) < 2:
         return None
     n, n0 = max(common), min(common)
-    rows, shares = {}, {}
+    rows: dict[str, ComparisonRow] = {}
+    shares: dict[str, dict[str, float]] = {}
     for fs, a in usable.items():
         pts = {p["threads"]: p for p in a["points"]}
         x0, x = pts[n0]["iops"]["mean"], pts[n]["iops"]["mean"]
@@ -23,13 +26,14 @@ def compare(per_fs: dict[str, dict]) -> dict | None:
         shares[fs] = {lk["kind"]: lk["share"] for lk in pts[n].get("inode_locks") or []}
         for lk in pts[n].get("other_locks") or []:
             shares[fs][lk["name"] or lk["key"]] = lk["share"]
+    names: set[str] = set().union(*shares.values())
     best = max(rows, key=lambda fs: rows[fs]["speedup"])
     worst = min(rows, key=lambda fs: rows[fs]["speedup"])
     ratio = rows[best]["speedup"] / rows[worst]["speedup"] if rows[worst]["speedup"] else None
-    names = set().union(*shares.values())
 
     def spread(k: str) -> float:
-        return max(s.get(k, 0) for s in shares.values()) - min(s.get(k, 0) for s in shares.values())
+        return (max(s.get(k, 0.0) for s in shares.values())
+                - min(s.get(k, 0.0) for s in shares.values()))
 
     diff_lock = max(names, key=spread, default=None)
     if diff_lock is not None and spread(diff_lock) < MIN_DIFFERENCE:

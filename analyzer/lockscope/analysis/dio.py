@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-CLASS_KEYS = ("aligned", "unaligned", "extending", "hole", "unwritten", "mapped", "dsync")
+from ..schema import CLASS_KEYS, Counted, DioClass, Run, WriteClasses
+
+__all__ = ["CLASS_KEYS", "classes_for", "count_of", "file_classes", "no_writes"]
 
 
-def _count(entry: dict, key: str) -> int:
-    v = entry.get(key) or {}
-    return int(v.get("count", 0)) if isinstance(v, dict) else int(v)
+def count_of(value: Counted | int | None) -> int:
+    """A class's count: ``{count, bytes}``, or a bare number (older recordings)."""
+    if isinstance(value, dict):
+        return int(value.get("count", 0))
+    return int(value or 0)
 
 
-def file_classes(runs: list[dict]) -> list[dict]:
+def file_classes(runs: list[Run]) -> list[DioClass]:
     """One row per (dev, ino) or path, largest write count first."""
-    rows: dict[str, dict] = {}
+    rows: dict[str, DioClass] = {}
     lat: dict[str, list[float]] = {}
     for run in runs:
         for e in ((run.get("trace") or {}).get("dio") or []):
@@ -20,27 +24,35 @@ def file_classes(runs: list[dict]) -> list[dict]:
             row = rows.setdefault(key, {
                 "path": e.get("path"), "dev": e.get("dev"), "ino": e.get("ino"),
                 "block_size": e.get("fs_block_size"), "writes": 0, "write_bytes": 0,
-                **{k: 0 for k in CLASS_KEYS}, "buffered_writes": 0, "reads": 0,
+                "aligned": 0, "unaligned": 0, "extending": 0, "hole": 0, "unwritten": 0,
+                "mapped": 0, "dsync": 0, "buffered_writes": 0, "reads": 0,
                 "latency_mean_ns": 0.0})
             writes = e.get("writes") or {}
             row["writes"] += int(writes.get("count", 0))
             row["write_bytes"] += int(writes.get("bytes", 0))
             for k in CLASS_KEYS:
-                row[k] += _count(e, k)
-            row["buffered_writes"] += _count(e, "buffered_writes")
-            row["reads"] += _count(e, "reads")
-            l = e.get("latency") or {}
+                row[k] += count_of(e.get(k))
+            row["buffered_writes"] += count_of(e.get("buffered_writes"))
+            row["reads"] += count_of(e.get("reads"))
+            latency = e.get("latency") or {}
             acc = lat.setdefault(key, [0.0, 0.0])
-            acc[0] += float(l.get("total_ns", 0))
-            acc[1] += float(l.get("count", 0))
+            acc[0] += float(latency.get("total_ns", 0))
+            acc[1] += float(latency.get("count", 0))
     for key, row in rows.items():
-        total, n = lat.get(key, (0.0, 0.0))
+        total, n = lat.get(key, [0.0, 0.0])
         row["latency_mean_ns"] = total / n if n else 0.0
     return sorted(rows.values(), key=lambda r: -(r["writes"] + r["buffered_writes"]))
 
 
-def classes_for(rows: list[dict], path: str | None, dev: str | None, ino) -> dict:
+def no_writes() -> WriteClasses:
+    """The classes of a file nothing was written to."""
+    return {"writes": 0, "buffered_writes": 0, "block_size": None, "aligned": 0,
+            "unaligned": 0, "extending": 0, "hole": 0, "unwritten": 0, "mapped": 0, "dsync": 0}
+
+
+def classes_for(rows: list[DioClass], path: str | None, dev: str | None,
+                ino: int | None) -> DioClass | None:
     for r in rows:
         if (path and r["path"] == path) or (dev and r["dev"] == dev and r["ino"] == ino):
             return r
-    return {}
+    return None

@@ -19,8 +19,25 @@ an upper bound: a lock that serializes work still serializes its hold time.
 
 from __future__ import annotations
 
+from typing import TypedDict
 
-def per_io_times(points: list[dict], cpus: int | None) -> dict | None:
+from ..schema import Point, WhatIf
+
+
+class PerIoTimes(TypedDict):
+    t_lo: float
+    t_hi: float
+    floor: float
+    lo: str     # the lowest and highest thread counts, as share_by_threads keys
+    hi: str
+
+
+class WhatIfBound(TypedDict):
+    explained_loss: float
+    what_if: WhatIf | None
+
+
+def per_io_times(points: list[Point], cpus: int | None) -> PerIoTimes | None:
     """t at the lowest and highest N, and the floor the CPUs put under t at the highest."""
     lo, hi = points[0], points[-1]
     x_lo, x_hi = lo["iops"]["mean"], hi["iops"]["mean"]
@@ -35,13 +52,13 @@ def per_io_times(points: list[dict], cpus: int | None) -> dict | None:
             "hi": str(hi["threads"])}
 
 
-def _grew(t: dict, share_by_threads: dict[str, float]) -> float:
+def _grew(t: PerIoTimes, share_by_threads: dict[str, float]) -> float:
     """Growth of a category's time per I/O from the lowest to the highest N."""
     return (share_by_threads.get(t["hi"], 0.0) * t["t_hi"]
             - share_by_threads.get(t["lo"], 0.0) * t["t_lo"])
 
 
-def explained_loss(points: list[dict], share_by_threads: dict[str, float],
+def explained_loss(points: list[Point], share_by_threads: dict[str, float],
                    cpus: int | None = None) -> float:
     """Fraction of the lost per-I/O thread time, lowest to highest N, due to this wait."""
     t = per_io_times(points, cpus)
@@ -53,7 +70,7 @@ def explained_loss(points: list[dict], share_by_threads: dict[str, float],
 CATEGORIES = ("oncpu", "runqueue", "block_io", "journal", "other_lock", "other_offcpu")
 
 
-def category_losses(points: list[dict], cpus: int | None) -> dict[str, float]:
+def category_losses(points: list[Point], cpus: int | None) -> dict[str, float]:
     """Explained loss of each time category.
 
     On-CPU growth (more CPU work per I/O) and runqueue growth (waiting for a
@@ -75,14 +92,14 @@ def category_losses(points: list[dict], cpus: int | None) -> dict[str, float]:
     return {k: min(max(v / loss, 0.0), 1.0) for k, v in grew.items()}
 
 
-def cpu_capacity_bound(points: list[dict], cpus: int | None) -> bool:
+def cpu_capacity_bound(points: list[Point], cpus: int | None) -> bool:
     """True when the highest thread count is within 10% of what the CPUs allow."""
     t = per_io_times(points, cpus)
-    return bool(t) and t["floor"] > t["t_lo"] and t["t_hi"] <= 1.1 * t["floor"]
+    return t is not None and t["floor"] > t["t_lo"] and t["t_hi"] <= 1.1 * t["floor"]
 
 
-def what_if(points: list[dict], share_by_threads: dict[str, float],
-            cpus: int | None = None) -> dict:
+def what_if(points: list[Point], share_by_threads: dict[str, float],
+            cpus: int | None = None) -> WhatIfBound:
     lo, hi = points[0], points[-1]
     s_hi = min(share_by_threads.get(str(hi["threads"]), 0.0), 0.99)
     x_lo, x_hi = lo["iops"]["mean"], hi["iops"]["mean"]
@@ -94,7 +111,7 @@ def what_if(points: list[dict], share_by_threads: dict[str, float],
     }
 
 
-def evidence_strength(points: list[dict], share_by_threads: dict[str, float],
+def evidence_strength(points: list[Point], share_by_threads: dict[str, float],
                       explained: float) -> tuple[str, list[str]]:
     """Confidence from what four points can say: size, monotonic growth, repeat noise.
 

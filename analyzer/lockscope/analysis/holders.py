@@ -28,6 +28,10 @@ lock was let go.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Callable, Sequence
+
+from ..schema import (HolderShare, HolderSample, HolderSplit, ReleaserRecord, ReleaserShare,
+                      Trace, TraceLock, Verdict)
 
 ACTIVITIES = ("journal", "block_io", "allocation", "dio_drain", "page_cache", "on_cpu",
               "runqueue", "other")
@@ -83,7 +87,7 @@ def _name(frame: str) -> str:
     return str(frame).split("+", 1)[0].split(" ", 1)[0]
 
 
-def _matches(names: list[str], prefixes: tuple[str, ...]) -> bool:
+def _matches(names: Sequence[str], prefixes: tuple[str, ...]) -> bool:
     return any(n.startswith(prefixes) for n in names)
 
 
@@ -118,17 +122,29 @@ def top_frames(frames: list[str], n: int = TOP_FRAMES, act: str | None = None) -
     return names[:n]
 
 
-def sample_activity(sample: dict) -> str | None:
+def sample_activity(sample: HolderSample) -> str | None:
     return activity(sample.get("state") or "", sample.get("kstack") or [],
                     bool(sample.get("iowait")))
 
 
-def lock_samples(trace: dict, key: str, lock_key, what: str = "samples") -> list[dict]:
-    """The holder snapshots (or `what`="releasers") of the lock(s) that `lock_key`
-    names `key` in one trace."""
-    addrs = {lk.get("addr") for lk in trace.get("locks") or [] if lock_key(lk) == key}
-    holders = trace.get("holders") or {}
-    return [s for s in holders.get(what) or [] if s.get("addr") in addrs]
+def _lock_addrs(trace: Trace, key: str, lock_key: Callable[[TraceLock], str]) -> set[str | None]:
+    return {lk.get("addr") for lk in trace.get("locks") or [] if lock_key(lk) == key}
+
+
+def lock_samples(trace: Trace, key: str, lock_key: Callable[[TraceLock], str]
+                 ) -> list[HolderSample]:
+    """The holder snapshots of the lock(s) that `lock_key` names `key` in one trace."""
+    addrs = _lock_addrs(trace, key, lock_key)
+    return [s for s in (trace.get("holders") or {}).get("samples") or []
+            if s.get("addr") in addrs]
+
+
+def lock_releasers(trace: Trace, key: str, lock_key: Callable[[TraceLock], str]
+                   ) -> list[ReleaserRecord]:
+    """The releaser records of the lock(s) that `lock_key` names `key` in one trace."""
+    addrs = _lock_addrs(trace, key, lock_key)
+    return [r for r in (trace.get("holders") or {}).get("releasers") or []
+            if r.get("addr") in addrs]
 
 
 # The wake-up itself; the first frame past these is the unlock.
@@ -136,9 +152,9 @@ WAKE_FRAMES = ("try_to_wake_up", "wake_up_q", "wake_q_", "rwsem_wake", "wake_up_
                "__wake_up", "ttwu_", "bpf_", "__traceiter", "__bpf_trace")
 
 
-def releasers(records: list[dict], n: int = 3) -> list[dict]:
+def releasers(records: list[ReleaserRecord], n: int = 3) -> list[ReleaserShare]:
     """Where the waits were released: [{frames, share}] by waited time, largest first."""
-    by: dict[tuple, float] = defaultdict(float)
+    by: dict[tuple[str, ...], float] = defaultdict(float)
     total = 0.0
     for r in records:
         w = float(r.get("wait_ns") or 0)
@@ -152,10 +168,10 @@ def releasers(records: list[dict], n: int = 3) -> list[dict]:
     return [{"frames": list(f), "share": round(w / total, 4)} for f, w in top]
 
 
-def split(samples: list[dict]) -> dict:
+def split(samples: list[HolderSample]) -> HolderSplit:
     """Waiters' time by holder activity: the holders list plus what was not attributed."""
     by_act: dict[str, float] = defaultdict(float)
-    stacks: dict[str, dict[tuple, float]] = defaultdict(lambda: defaultdict(float))
+    stacks: dict[str, dict[tuple[str, ...], float]] = defaultdict(lambda: defaultdict(float))
     total = unattributed = 0.0
     reader = 0.0
     snapshots = 0
@@ -173,16 +189,17 @@ def split(samples: list[dict]) -> dict:
             continue
         by_act[act] += w
         stacks[act][tuple(top_frames(s.get("kstack") or [], act=act))] += w
-    holders = []
+    holders: list[HolderShare] = []
     for act, w in sorted(by_act.items(), key=lambda kv: -kv[1]):
-        frames = max(stacks[act].items(), key=lambda kv: kv[1])[0] if stacks[act] else ()
+        frames: tuple[str, ...] = (max(stacks[act].items(), key=lambda kv: kv[1])[0]
+                                   if stacks[act] else ())
         holders.append({"activity": act, "share": round(w / total, 4), "frames": list(frames)})
     return {"holders": holders, "sampled_ns": total, "snapshots": snapshots,
             "reader_owned_share": round(reader / total, 4) if total else 0.0,
             "unattributed_share": round(unattributed / total, 4) if total else 0.0}
 
 
-def clause(holders: list[dict]) -> str | None:
+def clause(holders: list[HolderShare]) -> str | None:
     """'the holder waited for the journal in 81% of the sampled wait time (a ← b ← c)'."""
     if not holders:
         return None
@@ -192,16 +209,17 @@ def clause(holders: list[dict]) -> str | None:
             f"wait time{frames}")
 
 
-def annotate(verdict: dict, split_result: dict, lock_name: str,
-             released: list[dict] | None = None) -> None:
+def annotate(verdict: Verdict, split_result: HolderSplit, lock_name: str,
+             released: list[ReleaserShare] | None = None) -> None:
     """Adds holders to a lock verdict: the list, one clause in summary and evidence,
     remedies, and where the lock was released (`released`, from releasers())."""
     holders = split_result["holders"]
     verdict["holders"] = holders
     verdict["releasers"] = released or []
-    verdict["holders_sampled"] = {k: split_result[k] for k in
-                                  ("sampled_ns", "snapshots", "reader_owned_share",
-                                   "unattributed_share")}
+    verdict["holders_sampled"] = {
+        "sampled_ns": split_result["sampled_ns"], "snapshots": split_result["snapshots"],
+        "reader_owned_share": split_result["reader_owned_share"],
+        "unattributed_share": split_result["unattributed_share"]}
     text = clause(holders)
     if not text:
         return

@@ -19,7 +19,18 @@ allocation (a hole or an unwritten extent); buffered writes take it exclusive (x
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypedDict
+
+from ..schema import Cause, ClassKey, WriteClasses
+
+
+class FileFacts(TypedDict, total=False):
+    """What the rules know of a file besides its writes (runs[].files[] and the points)."""
+
+    setuid: bool
+    setgid: bool
+    security_xattrs: list[str]
+    journal_share: float    # the largest share of thread time in the journal, any point
 
 # Below this fraction of a file's writes, a class does not explain contention.
 MIN_FRACTION = 0.05
@@ -32,46 +43,46 @@ class Rule:
     rule: str
     kernel_source: dict[str, str]
     # (classes, facts) -> (fraction of writes that hit the rule, evidence text)
-    test: Callable[[dict, dict], tuple[float, str]]
+    test: Callable[[WriteClasses, FileFacts], tuple[float, str]]
     remedy: dict[str, str]
 
 
-def _frac(classes: dict, key: str, of: str = "writes") -> float:
-    total = classes.get(of, 0)
+def _frac(classes: WriteClasses, key: ClassKey) -> float:
+    total = classes.get("writes", 0)
     return classes.get(key, 0) / total if total else 0.0
 
 
-def _extending(c: dict, facts: dict) -> tuple[float, str]:
+def _extending(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     f = _frac(c, "extending")
     return f, f"{f:.0%} of {c.get('writes', 0)} DIO writes extended i_size (pos + count > isize)"
 
 
-def _holes(c: dict, facts: dict) -> tuple[float, str]:
+def _holes(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     f = _frac(c, "hole")
     return f, f"{f:.0%} of {c.get('writes', 0)} DIO writes mapped a hole (not an overwrite)"
 
 
-def _unaligned_unwritten(c: dict, facts: dict) -> tuple[float, str]:
+def _unaligned_unwritten(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     un, uw = _frac(c, "unaligned"), _frac(c, "unwritten")
     f = min(un, uw)
     return f, (f"{un:.0%} of DIO writes were unaligned to the {c.get('block_size') or 'fs'}-byte "
                f"block and {uw:.0%} landed on unwritten extents")
 
 
-def _unaligned_needs_block(c: dict, facts: dict) -> tuple[float, str]:
+def _unaligned_needs_block(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     un, fresh = _frac(c, "unaligned"), _frac(c, "hole") + _frac(c, "unwritten")
     f = min(un, fresh)
     return f, (f"{un:.0%} of {c.get('writes', 0)} DIO writes were unaligned to the fs block "
                f"and {fresh:.0%} found a hole or unwritten extent")
 
 
-def _buffered(c: dict, facts: dict) -> tuple[float, str]:
+def _buffered(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     total = c.get("writes", 0) + c.get("buffered_writes", 0)
     f = c.get("buffered_writes", 0) / total if total else 0.0
     return f, f"{c.get('buffered_writes', 0)} buffered writes ({f:.0%} of writes to the file)"
 
 
-def _not_nosec(c: dict, facts: dict) -> tuple[float, str]:
+def _not_nosec(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     why = []
     if facts.get("setuid") or facts.get("setgid"):
         why.append("setuid/setgid bits")
@@ -80,7 +91,7 @@ def _not_nosec(c: dict, facts: dict) -> tuple[float, str]:
     return (1.0 if why else 0.0), "the file has " + " and ".join(why) if why else ""
 
 
-def _dsync(c: dict, facts: dict) -> tuple[float, str]:
+def _dsync(c: WriteClasses, facts: FileFacts) -> tuple[float, str]:
     f = _frac(c, "dsync")
     jshare = facts.get("journal_share", 0.0)
     hit = f if (f >= MIN_FRACTION and jshare >= 0.02) else 0.0
@@ -147,12 +158,12 @@ GENERAL_REMEDIES = {
 }
 
 
-def match_causes(fstype: str, classes: dict, facts: dict,
-                 min_fraction: float = MIN_FRACTION) -> list[dict]:
+def match_causes(fstype: str, classes: WriteClasses, facts: FileFacts,
+                 min_fraction: float = MIN_FRACTION) -> list[Cause]:
     """The rules that fire for one file's write classes, strongest first.
 
     ``min_fraction``: the share of writes a class needs to count as a cause."""
-    causes = []
+    causes: list[Cause] = []
     for rule in RULES:
         if fstype not in rule.fstypes:
             continue

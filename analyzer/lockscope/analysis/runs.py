@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+from ..schema import Clat, DioEntry, DirectionStats, Held, LockWait, Run, Trace, TraceLock
 from .stats import add_hist
 
 INODE_LOCK_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
@@ -17,14 +20,52 @@ LOCK_INTERNAL_PREFIXES = (
 )
 
 
-def workload_figures(run: dict) -> dict:
+class Figures(TypedDict):
+    """One run's throughput from the engine's JSON."""
+
+    iops: float
+    bw_bytes: float
+    clat_ns: Clat | None    # of the first direction that did I/O; None when none did
+
+
+class RunLock(TypedDict):
+    """One lock's waits in one run, before the runs of a filesystem are merged."""
+
+    key: str
+    kind: str
+    name: str | None
+    path: str | None
+    dev: str | None
+    ino: int | None
+    addr: str | None
+    inode: bool
+    total_ns: int
+    count: int
+    max_ns: int
+    hist: list[int]
+    mode: str
+    stack: list[str]
+    function: str | None
+    share: float
+
+
+class Breakdown(TypedDict):
+    """Where one run's traced thread time went."""
+
+    thread_time_ns: float
+    time_share: dict[str, float]
+    locks: list[RunLock]
+    dio: list[DioEntry]
+
+
+def workload_figures(run: Run) -> Figures:
     """IOPS, bytes/s and completion-latency percentiles from the engine's fio-style JSON."""
     jobs = (run.get("workload") or {}).get("jobs") or []
     iops = bw = 0.0
-    clat: dict[str, float] = {}
+    clat: Clat | None = None
     for job in jobs:
-        for ddir in ("write", "read"):
-            d = job.get(ddir) or {}
+        directions: tuple[DirectionStats, ...] = (job.get("write") or {}, job.get("read") or {})
+        for d in directions:
             iops += float(d.get("iops", 0) or 0)
             bw += float(d.get("bw_bytes", 0) or 0)
             if not clat and d.get("total_ios"):
@@ -37,7 +78,7 @@ def workload_figures(run: dict) -> dict:
     return {"iops": iops, "bw_bytes": bw, "clat_ns": clat}
 
 
-def lock_key(lock: dict) -> str:
+def lock_key(lock: TraceLock) -> str:
     kind = lock.get("kind") or "unknown"
     if kind in INODE_LOCK_KINDS:
         where = lock.get("path") or f"{lock.get('dev')}:{lock.get('ino')}"
@@ -56,7 +97,7 @@ def waiting_function(kstack: list[str]) -> str | None:
     return None
 
 
-def _lock_mode(waits: list[dict], exclusive_held: dict | None) -> str:
+def _lock_mode(waits: list[LockWait], exclusive_held: Held | None) -> str:
     """How the contended holders took the lock, as far as the wait flags tell.
 
     A WRITE waiter takes the lock exclusive. A READ waiter on an rwsem sleeps
@@ -74,14 +115,14 @@ def _lock_mode(waits: list[dict], exclusive_held: dict | None) -> str:
     return "shared"
 
 
-def worker_tids(run: dict) -> set[int]:
+def worker_tids(run: Run) -> set[int]:
     """TIDs of the workload's I/O threads (not its idle main thread)."""
     lk = (run.get("workload") or {}).get("lockscope") or {}
     return {int(t["tid"]) for t in lk.get("threads") or [] if t.get("tid")}
 
 
-def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
-                    tids: set[int] | None = None) -> dict | None:
+def trace_breakdown(trace: Trace | None, threads: int, duration_ns: float,
+                    tids: set[int] | None = None) -> Breakdown | None:
     """Where traced thread time went in one run, in ns per category and per lock.
 
     With ``tids``, only those threads count: a driver's idle main thread would
@@ -93,7 +134,7 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
     oncpu = sum(t.get("oncpu_ns", 0) for t in thr)
     runq = sum(t.get("runqueue_ns", 0) for t in thr)
     offcpu = sum(t.get("offcpu_ns", 0) for t in thr)
-    total = oncpu + runq + offcpu
+    total = float(oncpu + runq + offcpu)
     if total <= 0:
         interval = (trace.get("interval") or {}).get("duration_ns") or duration_ns
         total = float(interval) * max(threads, 1)
@@ -104,10 +145,10 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
         reason = rec.get("reason")
         if reason in by_reason:
             by_reason[reason] += rec.get("total_ns", 0)
-    locks = []
+    locks: list[RunLock] = []
     for lock in trace.get("locks") or []:
         waits = lock.get("waits") or []
-        heaviest = max(waits, key=lambda w: w.get("total_ns", 0), default={})
+        heaviest: LockWait = max(waits, key=lambda w: w.get("total_ns", 0), default=LockWait())
         hist: list[int] = []
         for w in waits:
             add_hist(hist, w.get("hist_log2_ns") or [])
@@ -122,10 +163,11 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
             "hist": hist, "mode": _lock_mode(waits, lock.get("exclusive_held")),
             "stack": heaviest.get("kstack") or [],
             "function": waiting_function(heaviest.get("kstack") or []),
+            "share": 0.0,   # below, once thread time is known
         })
     inode_ns = sum(lk["total_ns"] for lk in locks if lk["inode"])
     other_ns = sum(lk["total_ns"] for lk in locks if not lk["inode"])
-    parts = {
+    parts: dict[str, float] = {
         "oncpu": oncpu, "runqueue": runq, "inode_lock": inode_ns, "other_lock": other_ns,
         "block_io": by_reason["io"], "journal": by_reason["journal"],
     }
@@ -137,4 +179,4 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
     for lk in locks:
         lk["share"] = lk["total_ns"] * scale / total
     return {"thread_time_ns": total, "time_share": share, "locks": locks,
-            "dio": trace.get("dio") or [], "jbd2": trace.get("jbd2") or {}}
+            "dio": trace.get("dio") or []}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Sequence
 
+from ..schema import Spread
 
-def spread(values: Iterable[float]) -> dict:
+
+def spread(values: Iterable[float]) -> Spread:
     vals = [float(v) for v in values]
     if not vals:
         return {"mean": 0.0, "min": 0.0, "max": 0.0, "stddev": 0.0}

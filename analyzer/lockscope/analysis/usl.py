@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+from ..schema import UslFit
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
-def usl(n, lam: float, sigma: float, kappa: float):
+def usl(n: npt.ArrayLike, lam: float, sigma: float, kappa: float) -> np.ndarray:
     import numpy as np  # imported on use: the CLI must start without numpy (doctor)
 
-    n = np.asarray(n, dtype=float)
-    return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    x = np.asarray(n, dtype=float)
+    out: np.ndarray = lam * x / (1.0 + sigma * (x - 1.0) + kappa * x * (x - 1.0))
+    return out
 
 
-def fit_usl(threads: Sequence[float], throughput: Sequence[float]) -> dict:
+def fit_usl(threads: Sequence[float], throughput: Sequence[float]) -> UslFit:
     """Least-squares USL fit with σ, κ in [0, 1]; reports R² and the predicted peak."""
     import numpy as np
     from scipy.optimize import OptimizeWarning, curve_fit

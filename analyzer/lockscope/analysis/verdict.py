@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..schema import Cause, Lock, Point, Verdict, VerdictKind
 from .explain import category_losses, cpu_capacity_bound, evidence_strength
 from .rules import GENERAL_REMEDIES
 
@@ -14,10 +15,10 @@ CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
                   "other_offcpu": "other off-CPU time"}
 
 
-def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict],
-           cpus: int | None = None) -> dict:
+def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cause],
+           cpus: int | None = None) -> Verdict:
     if not points:
-        return _verdict("inconclusive", evidence=["no completed runs"], confidence="low",
+        return _verdict(VerdictKind.INCONCLUSIVE, evidence=["no completed runs"], confidence="low",
                         summary=f"{fstype} has no completed runs, so there is nothing to judge.")
     hi, lo = points[-1], points[0]
     eff = hi["efficiency"]
@@ -25,15 +26,15 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
     curve = (f"{speedup:.2f}x throughput from {lo['threads']} to {hi['threads']} threads "
              f"(efficiency {eff:.0%} at {hi['threads']})")
     if len(points) == 1:
-        return _verdict("inconclusive", evidence=[f"only one thread count ({lo['threads']}): "
+        return _verdict(VerdictKind.INCONCLUSIVE, evidence=[f"only one thread count ({lo['threads']}): "
                                                   "nothing to compare"], confidence="low",
                         summary=f"{fstype} ran at one thread count only ({lo['threads']}): "
                         "scaling needs at least two.")
     if eff >= SCALES_EFFICIENCY:
-        return _verdict("scales", evidence=[curve], confidence="high",
+        return _verdict(VerdictKind.SCALES, evidence=[curve], confidence="high",
                         summary=f"{fstype} scales: {curve}.")
     if not hi.get("traced"):
-        return _verdict("inconclusive", confidence="low",
+        return _verdict(VerdictKind.INCONCLUSIVE, confidence="low",
                         evidence=[curve, "no trace for these runs, so the waits are unknown"],
                         summary=f"{fstype} does not scale ({curve}) but there is no trace.")
     ts = hi.get("time_share") or {}
@@ -50,9 +51,9 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
     if top and top["explained_loss"] >= max(LOCK_EXPLAINS, *parts.values()) \
             and hi_share >= LOCK_MIN_SHARE:
         return _lock_verdict(fstype, top, points, causes, curve, hi_share)
-    biggest = max(parts, key=parts.get)
+    biggest = max(parts, key=lambda k: parts[k])
     if parts[biggest] >= LOCK_EXPLAINS and biggest == "block_io":
-        return _verdict("device_bound", confidence="medium", evidence=[
+        return _verdict(VerdictKind.DEVICE_BOUND, confidence="medium", evidence=[
             curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads is block "
             f"I/O, which explains {parts['block_io']:.0%} of the lost efficiency"],
             summary=f"{fstype} is device-bound: {curve}; threads wait on the block device.",
@@ -67,29 +68,31 @@ def decide(fstype: str, points: list[dict], locks: list[dict], causes: list[dict
         evidence.append(f"the largest wait, {top['name']} of {top['path'] or top['key']}, "
                         f"explains {top['explained_loss']:.0%} of it")
     how = "scales only partly" if speedup >= 1.5 else "does not scale"
-    return _verdict("inconclusive", confidence="low", evidence=evidence,
+    return _verdict(VerdictKind.INCONCLUSIVE, confidence="low", evidence=evidence,
                     summary=f"{fstype} {how} ({curve}) and no single wait explains most of "
                     "the loss.")
 
 
-def _cpu_verdict(fstype: str, curve: str, evidence: list[str]) -> dict:
-    return _verdict("cpu_bound", confidence="medium", evidence=[curve] + evidence,
+def _cpu_verdict(fstype: str, curve: str, evidence: list[str]) -> Verdict:
+    return _verdict(VerdictKind.CPU_BOUND, confidence="medium", evidence=[curve] + evidence,
                     summary=f"{fstype} is CPU-bound: {curve}; threads compete for CPUs.",
                     remedies=["fewer threads than CPUs, or async I/O (ioengine=io_uring) "
                               "per thread"])
 
 
-def _lock_verdict(fstype, top, points, causes, curve, hi_share) -> dict:
+def _lock_verdict(fstype: str, top: Lock, points: list[Point], causes: list[Cause], curve: str,
+                  hi_share: float) -> Verdict:
     confidence, notes = evidence_strength(points, top["share_by_threads"], top["explained_loss"])
     where = top["path"] or top["name"]
     func = top["functions"][0] if top["functions"] else None
+    bound = top["what_if"]["speedup"] if top["what_if"] else None
     evidence = [curve,
                 f"{top['name']} of {where} took {hi_share:.0%} of thread time at "
                 f"{points[-1]['threads']} threads ({top['count']} waits, "
                 f"{top['total_ns'] / 1e9:.2f} s in all)",
                 f"it explains {top['explained_loss']:.0%} of the lost efficiency; without it "
-                f"throughput could reach at most {top['what_if']['speedup']:.2f}x"
-                if top.get("what_if") else ""] + notes + [c["evidence"] for c in causes]
+                f"throughput could reach at most {bound:.2f}x"
+                if bound is not None else ""] + notes + [c["evidence"] for c in causes]
     reasons = [c["reason"] for c in causes]
     remedies = [c["remedy"] for c in causes] + GENERAL_REMEDIES.get(fstype, [])
     inode = top["inode"]
@@ -97,16 +100,19 @@ def _lock_verdict(fstype, top, points, causes, curve, hi_share) -> dict:
            if causes else "")
     summary = (f"{fstype} stops scaling on {top['name']} of {where}"
                + (f", taken {top['mode']} in {func}" if func else "") + why + ".")
-    return _verdict("inode_lock_contention" if inode else "other_lock_contention",
+    return _verdict(VerdictKind.INODE_LOCK_CONTENTION if inode
+                    else VerdictKind.OTHER_LOCK_CONTENTION,
                     lock=top["name"], path=top["path"], mode=top["mode"], reasons=reasons,
                     explained_loss=top["explained_loss"], evidence=[e for e in evidence if e],
                     confidence=confidence, remedies=remedies, kernel_function=func,
                     summary=summary)
 
 
-def _verdict(kind: str, *, lock=None, path=None, mode=None, reasons=None, explained_loss=0.0,
-             evidence=None, confidence="low", remedies=None, kernel_function=None,
-             summary="") -> dict:
+def _verdict(kind: VerdictKind, *, lock: str | None = None, path: str | None = None,
+             mode: str | None = None, reasons: list[str] | None = None,
+             explained_loss: float = 0.0, evidence: list[str] | None = None,
+             confidence: str = "low", remedies: list[str] | None = None,
+             kernel_function: str | None = None, summary: str = "") -> Verdict:
     return {"kind": kind, "lock": lock, "path": path, "mode": mode, "reasons": reasons or [],
             "explained_loss": explained_loss, "evidence": evidence or [],
             "confidence": confidence, "remedies": remedies or [],
