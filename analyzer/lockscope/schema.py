@@ -732,8 +732,8 @@ class DbSummary(TypedDict, total=False):
     commits_per_s: float | None
 
 
-class AttachAnalysis(TypedDict):
-    """``analysis.attach``."""
+class AttachFigures(TypedDict):
+    """``analysis.attach`` but its verdict: what the verdict is decided from."""
 
     window_s: float
     threads: int
@@ -753,6 +753,11 @@ class AttachAnalysis(TypedDict):
     db: DbSummary | None
     series_omitted: int
     overhead: RecorderCost | None
+
+
+class AttachAnalysis(AttachFigures):
+    """``analysis.attach``."""
+
     verdict: Verdict
 
 

@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..schema import (LOCK_VERDICTS, Analysis, Cause, FsAnalysis, Lock, ResultsDoc, Run,
-                      UslFit, Verdict)
+from ..schema import (
+    LOCK_VERDICTS,
+    Analysis,
+    Cause,
+    FsAnalysis,
+    Lock,
+    ResultsDoc,
+    Run,
+    UslFit,
+    Verdict,
+)
 from .compare import compare
 from .dio import classes_for, file_classes, no_writes
 from .explain import what_if

@@ -6,13 +6,38 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .dbfiles import ROLES, file_role
-from .dio import CLASS_KEYS
-from .rules import match_causes
+from ..schema import (
+    CLASS_KEYS,
+    AttachAnalysis,
+    AttachFigures,
+    AttachFile,
+    DbDoc,
+    DbSummary,
+    RecorderCost,
+    ResultsDoc,
+    SeriesRow,
+    SweptFile,
+    Trace,
+    WaitClassEntry,
+    WriteClasses,
+)
+from .attach_verdict import decide_attach
+from .dbfiles import ROLES, PgNames, file_role
+from .dio import count_of
+from .rules import FileFacts, match_causes
 from .runs import INODE_LOCK_KINDS
 from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
-from .waitclass import CLASSES, LOSS_CLASSES, classify, idle_threads, load_user_classifier
-from .attach_verdict import decide_attach
+from .waitclass import (
+    CLASSES,
+    LOSS_CLASSES,
+    UserClassifier,
+    classify,
+    idle_threads,
+    load_user_classifier,
+)
+
+# (method, detail) -> ns, per class: how each class was decided
+HowByClass = dict[str, dict[tuple[str, str], float]]
 
 TOP_HOW = 6
 # In a live server a few exclusive writers make every shared writer of the file queue
@@ -21,26 +46,27 @@ TOP_HOW = 6
 ATTACH_MIN_FRACTION = 0.01
 
 
-def _pg_names(db: dict | None) -> dict[tuple[int, int], str]:
+def _pg_names(db: DbDoc | None) -> PgNames:
     return {(r["dboid"], r["relfilenode"]): r["name"]
             for r in (db or {}).get("relations") or []}
 
 
-def classes_of(trace: dict, user_classifier=None) -> tuple[dict, dict, set]:
+def classes_of(trace: Trace, user_classifier: UserClassifier | None = None
+               ) -> tuple[dict[str, float], HowByClass, set[int | None]]:
     """Thread time per class over the window, and how each class was decided."""
     window = (trace.get("interval") or {}).get("duration_ns") or 0
     threads = trace.get("threads") or []
     idle = idle_threads(threads, window)
-    kinds = {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
+    kinds = _lock_kinds(trace)
     ns = {c: 0.0 for c in CLASSES}
     for r in thread_classes(trace, kinds, idle, user_classifier).values():
         for c in CLASSES:
             ns[c] += r[c]
-    how: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
+    how: HowByClass = defaultdict(lambda: defaultdict(float))
     for rec in trace.get("offcpu") or []:
         if rec.get("reason") != "runqueue":
-            c = classify(rec, kinds, idle, user_classifier)
-            how[c.cls][(c.method, c.detail)] += rec.get("total_ns", 0)
+            cl = classify(rec, kinds, idle, user_classifier)
+            how[cl.cls][(cl.method, cl.detail)] += rec.get("total_ns", 0)
     for cls, detail in (("idle", "blocked below --min-block-us in a thread idle all window"),
                         ("unclassified", "blocked below --min-block-us, no stack record")):
         rest = ns[cls] - sum(how[cls].values())
@@ -51,11 +77,16 @@ def classes_of(trace: dict, user_classifier=None) -> tuple[dict, dict, set]:
     return ns, how, idle
 
 
-def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
-    """Per file: role, writes, fsyncs, DIO classes, inode-lock waits and the rule."""
-    rows: dict[str, dict] = {}
+def _lock_kinds(trace: Trace) -> dict[str | None, str]:
+    """Lock address -> the recorder's lock kind."""
+    return {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
 
-    def row(path, dev=None, ino=None):
+
+def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[AttachFile]:
+    """Per file: role, writes, fsyncs, DIO classes, inode-lock waits and the rule."""
+    rows: dict[str, AttachFile] = {}
+
+    def row(path: str | None, dev: str | None = None, ino: int | None = None) -> AttachFile:
         key = path or f"{dev}:{ino}"
         if key not in rows:
             role = file_role(path, pg_names)
@@ -63,8 +94,9 @@ def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
                          "role": role.role, "role_label": ROLES[role.role],
                          "object": role.object, "label": role.label, "detail": role.detail,
                          "dio_writes": 0, "dio_write_bytes": 0, "buffered_writes": 0,
-                         "buffered_write_bytes": 0, "reads": 0,
-                         **{k: 0 for k in CLASS_KEYS}, "fsyncs": 0, "fsync_ns": 0,
+                         "buffered_write_bytes": 0, "reads": 0, "aligned": 0, "unaligned": 0,
+                         "extending": 0, "hole": 0, "unwritten": 0, "mapped": 0, "dsync": 0,
+                         "fsyncs": 0, "fsync_ns": 0,
                          "inode_lock_waits": 0, "inode_lock_ns": 0, "inode_lock_kinds": [],
                          "causes": []}
         return rows[key]
@@ -82,8 +114,7 @@ def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
         r["reads"] += (e.get("reads") or {}).get("count", 0)
         r["block_size"] = e.get("fs_block_size")
         for k in CLASS_KEYS:
-            v = e.get(k) or {}
-            r[k] += v.get("count", 0) if isinstance(v, dict) else int(v)
+            r[k] += count_of(e.get(k))
     for f in fsync_by_file(trace):
         r = row(f.get("path"), f.get("dev"), f.get("ino"))
         r["fsyncs"] += f.get("count", 0)
@@ -94,27 +125,34 @@ def file_rows(trace: dict, files: list[dict], pg_names) -> list[dict]:
         r = row(lk.get("path"), lk.get("dev"), lk.get("ino"))
         r["inode_lock_waits"] += lk.get("count", 0)
         r["inode_lock_ns"] += lk.get("total_ns", 0)
-        if lk.get("kind") not in r["inode_lock_kinds"]:
-            r["inode_lock_kinds"].append(lk.get("kind"))
+        kind = lk.get("kind") or "unknown"
+        if kind not in r["inode_lock_kinds"]:
+            r["inode_lock_kinds"].append(kind)
     # Some dio counts are global (xfs_unwritten_convert runs in any context): a file
     # the traced threads neither wrote, read, synced nor waited on is not theirs.
     rows = {k: r for k, r in rows.items()
             if r["dio_writes"] or r["buffered_writes"] or r["reads"] or r["fsyncs"]
             or r["inode_lock_waits"]}
-    facts = {f.get("path"): f for f in files}
+    swept = {f.get("path"): f for f in files}
     for r in rows.values():
         if r["inode_lock_ns"]:
-            f = facts.get(r["path"]) or {}
-            classes = {"writes": r["dio_writes"], "buffered_writes": r["buffered_writes"],
-                       "block_size": r.get("block_size"), **{k: r[k] for k in CLASS_KEYS}}
-            r["causes"] = match_causes(f.get("fstype") or "", classes, f,
+            sf: SweptFile = swept.get(r["path"]) or {}
+            classes: WriteClasses = {
+                "writes": r["dio_writes"], "buffered_writes": r["buffered_writes"],
+                "block_size": r.get("block_size"), "aligned": r["aligned"],
+                "unaligned": r["unaligned"], "extending": r["extending"], "hole": r["hole"],
+                "unwritten": r["unwritten"], "mapped": r["mapped"], "dsync": r["dsync"]}
+            facts: FileFacts = {"setuid": sf.get("setuid", False),
+                                "setgid": sf.get("setgid", False),
+                                "security_xattrs": sf.get("security_xattrs", [])}
+            r["causes"] = match_causes(sf.get("fstype") or "", classes, facts,
                                        min_fraction=ATTACH_MIN_FRACTION)
     return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"], -r["fsync_ns"],
                                                 -(r["dio_write_bytes"]
                                                   + r["buffered_write_bytes"])))
 
 
-def analyze_attach(doc: dict) -> dict:
+def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     """Everything ``analysis.attach`` holds (docs/results-schema.md, attach form)."""
     run = (doc.get("runs") or [{}])[0]
     trace = run.get("trace") or {}
@@ -127,7 +165,7 @@ def analyze_attach(doc: dict) -> dict:
     oncpu = float(sum(t.get("oncpu_ns", 0) for t in threads))
     total = oncpu + sum(ns.values())
     lost = sum(ns[c] for c in LOSS_CLASSES)
-    classes = []
+    classes: list[WaitClassEntry] = []
     for c in CLASSES:
         methods = sorted(how.get(c, {}).items(), key=lambda kv: -kv[1])
         classes.append({
@@ -137,13 +175,13 @@ def analyze_attach(doc: dict) -> dict:
             "loss_share": ns[c] / lost if lost and c != "idle" else 0.0,
             "how": [{"method": m, "detail": d, "ns": v} for (m, d), v in methods[:TOP_HOW]],
         })
-    kinds = {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
+    kinds = _lock_kinds(trace)
     rows = build_series(trace, db, kinds, idle, user_classifier, pg_names)
     engine = (db or {}).get("engine") or _engine_from_files(trace)
     signal, values = throughput_signal(rows, engine)
     files = file_rows(trace, run.get("files") or [], pg_names)
     fall = falls(rows, values)
-    out = {
+    figures: AttachFigures = {
         "window_s": window_ns / 1e9, "threads": len(threads), "idle_threads": len(idle),
         "engine": engine, "oncpu_ns": oncpu, "thread_time_ns": total, "lost_ns": lost,
         "idle_ns": ns["idle"], "classes": classes,
@@ -156,11 +194,10 @@ def analyze_attach(doc: dict) -> dict:
         "series_omitted": trace.get("series_omitted") or 0,
         "overhead": _overhead(trace),
     }
-    out["verdict"] = decide_attach(out, (doc.get("host") or {}).get("cpus"))
-    return out
+    return {**figures, "verdict": decide_attach(figures, (doc.get("host") or {}).get("cpus"))}
 
 
-def _overhead(trace: dict) -> dict | None:
+def _overhead(trace: Trace) -> RecorderCost | None:
     """What recording cost (the recorder's self-measurement), when it reports it."""
     o = trace.get("overhead")
     if not isinstance(o, dict):
@@ -173,7 +210,7 @@ def _overhead(trace: dict) -> dict | None:
             "detached": bool(o.get("detached"))}
 
 
-def _engine_from_files(trace: dict) -> str | None:
+def _engine_from_files(trace: Trace) -> str | None:
     for e in trace.get("dio") or []:
         eng = file_role(e.get("path")).engine
         if eng:
@@ -181,13 +218,13 @@ def _engine_from_files(trace: dict) -> str | None:
     return None
 
 
-def _db_summary(db: dict | None, rows: list[dict]) -> dict | None:
+def _db_summary(db: DbDoc | None, rows: list[SeriesRow]) -> DbSummary | None:
     if not db:
         return None
     key = "Com_commit" if db.get("engine") == "mariadb" else "xact_commit"
     samples = db.get("samples") or []
-    out = {"engine": db.get("engine"), "samples": len(samples), "errors": db.get("errors"),
-           "warning": db.get("warning")}
+    out: DbSummary = {"engine": db.get("engine"), "samples": len(samples),
+                      "errors": db.get("errors"), "warning": db.get("warning")}
     if len(samples) >= 2 and key in samples[0] and key in samples[-1]:
         dt = (samples[-1]["mono_ns"] - samples[0]["mono_ns"]) / 1e9
         n = samples[-1][key] - samples[0][key]

@@ -3,6 +3,7 @@ thread time (waiting for work excluded), on which file or lock, and why."""
 
 from __future__ import annotations
 
+from ..schema import AttachFigures, Verdict, VerdictKind
 from .dbfiles import LOG_ROLES
 
 EXPLAINS = 0.35        # the top loss class must hold at least this share of lost time
@@ -10,10 +11,12 @@ STRONG = 0.6
 IDLE_LOSS_THREADS = 0.05  # lost threads (average) below this: the server waited for work
 
 KINDS = {
-    "inode_lock": "inode_lock_contention", "kernel_lock": "other_lock_contention",
-    "user_lock": "user_lock_contention", "durability": "durability_bound",
-    "journal": "journal_bound", "block_io": "device_bound", "memory": "memory_pressure",
-    "runqueue": "cpu_bound", "unclassified": "inconclusive",
+    "inode_lock": VerdictKind.INODE_LOCK_CONTENTION,
+    "kernel_lock": VerdictKind.OTHER_LOCK_CONTENTION,
+    "user_lock": VerdictKind.USER_LOCK_CONTENTION, "durability": VerdictKind.DURABILITY_BOUND,
+    "journal": VerdictKind.JOURNAL_BOUND, "block_io": VerdictKind.DEVICE_BOUND,
+    "memory": VerdictKind.MEMORY_PRESSURE, "runqueue": VerdictKind.CPU_BOUND,
+    "unclassified": VerdictKind.INCONCLUSIVE,
 }
 REMEDIES = {
     "durability": ["group commits (MariaDB: binlog_commit_wait_count / "
@@ -38,10 +41,10 @@ def _thr(ns: float, window_s: float) -> str:
     return f"{ns / 1e9 / window_s:.2f} threads" if window_s else f"{ns / 1e9:.1f} s"
 
 
-def decide_attach(a: dict, cpus: int | None) -> dict:
+def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
     window = a.get("window_s") or 0.0
     if not window or not a.get("threads"):
-        return _verdict("inconclusive", evidence=["no traced thread time in the window"])
+        return _verdict(VerdictKind.INCONCLUSIVE, evidence=["no traced thread time in the window"])
     classes = {c["class"]: c for c in a["classes"]}
     lost, idle = a["lost_ns"], a["idle_ns"]
     base = [f"{a['threads']} threads over {window:.1f} s: {a['oncpu_ns'] / 1e9:.1f} "
@@ -51,7 +54,7 @@ def decide_attach(a: dict, cpus: int | None) -> dict:
     if db.get("commits_per_s") is not None:
         base.append(f"{db['commits_per_s']:,.0f} commits/s by the database's own counters")
     if lost / 1e9 / window < IDLE_LOSS_THREADS:
-        return _verdict("idle", confidence="medium", evidence=base,
+        return _verdict(VerdictKind.IDLE, confidence="medium", evidence=base,
                         summary="The server mostly waited for work: no wait class holds "
                         "a measurable share of its threads.")
     loss = sorted((c for c in a["classes"] if c["class"] != "idle"), key=lambda c: -c["ns"])
@@ -74,7 +77,7 @@ def decide_attach(a: dict, cpus: int | None) -> dict:
                   " no wait class rose with it")
     share = top["loss_share"]
     if top["class"] == "unclassified" or share < EXPLAINS:
-        return _verdict("inconclusive", evidence=ev, explained=share, confidence="low",
+        return _verdict(VerdictKind.INCONCLUSIVE, evidence=ev, explained=share, confidence="low",
                         summary="No single wait class holds most of the lost time"
                         + (f"; the largest is {top['name']} ({share:.0%})." if share else "."))
     confidence = "high" if share >= STRONG and (not ftop or ftop["class"] == top["class"]) \
@@ -117,9 +120,11 @@ def decide_attach(a: dict, cpus: int | None) -> dict:
                     summary=summary, wait_class=top["class"])
 
 
-def _verdict(kind: str, *, lock=None, path=None, reasons=None, explained=0.0, evidence=None,
-             confidence="low", remedies=None, kernel_function=None, summary="",
-             wait_class=None) -> dict:
+def _verdict(kind: VerdictKind, *, lock: str | None = None, path: str | None = None,
+             reasons: list[str] | None = None, explained: float = 0.0,
+             evidence: list[str] | None = None, confidence: str = "low",
+             remedies: list[str] | None = None, kernel_function: str | None = None,
+             summary: str = "", wait_class: str | None = None) -> Verdict:
     return {"kind": kind, "wait_class": wait_class, "lock": lock, "path": path, "mode": None,
             "reasons": reasons or [], "explained": explained, "explained_loss": explained,
             "evidence": evidence or [], "confidence": confidence, "remedies": remedies or [],

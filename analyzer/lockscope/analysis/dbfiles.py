@@ -16,6 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# PostgreSQL's (dboid, relfilenode) -> relation name, from the server's catalog
+PgNames = dict[tuple[int, int], str]
+
 ROLES = {
     "redo_log": "redo log",
     "system_tablespace": "system tablespace",
@@ -69,7 +72,7 @@ class FileRole:
     engine: str | None      # "mariadb", "postgres" or None
     role: str               # a key of ROLES
     object: str | None      # table / relation name, or WAL segment, when known
-    detail: dict
+    detail: dict[str, int | str]
 
     @property
     def label(self) -> str:
@@ -77,8 +80,7 @@ class FileRole:
         return f"{what} {self.object}" if self.object else what
 
 
-def file_role(path: str | None, pg_names: dict[tuple[int, int], str] | None = None
-              ) -> FileRole:
+def file_role(path: str | None, pg_names: PgNames | None = None) -> FileRole:
     """The role of ``path``; ``pg_names`` maps (dboid, relfilenode) → relation name."""
     if not path:
         return FileRole(None, "other", None, {})

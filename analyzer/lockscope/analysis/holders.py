@@ -28,10 +28,19 @@ lock was let go.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Sequence
+from collections.abc import Sequence
+from typing import Callable
 
-from ..schema import (HolderShare, HolderSample, HolderSplit, ReleaserRecord, ReleaserShare,
-                      Trace, TraceLock, Verdict)
+from ..schema import (
+    HolderSample,
+    HolderShare,
+    HolderSplit,
+    ReleaserRecord,
+    ReleaserShare,
+    Trace,
+    TraceLock,
+    Verdict,
+)
 
 ACTIVITIES = ("journal", "block_io", "allocation", "dio_drain", "page_cache", "on_cpu",
               "runqueue", "other")

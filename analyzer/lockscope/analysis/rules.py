@@ -13,7 +13,8 @@ when they allocate (allocation is serialized by the ILOCK inside
 xfs_iomap_write_direct); xfs_file_write_checks takes it exclusive to zero the
 gap past EOF or to strip privileges of a !IS_NOSEC inode;
 xfs_file_dio_write_unaligned goes exclusive when a block needs zeroing or
-allocation (a hole or an unwritten extent); buffered writes take it exclusive (xfs_file_buffered_write).
+allocation (a hole or an unwritten extent); buffered writes take it exclusive
+(xfs_file_buffered_write).
 """
 
 from __future__ import annotations

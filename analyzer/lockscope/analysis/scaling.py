@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TypedDict
 
-from ..schema import Clat, Lock, PointLock, Point, Run
+from ..schema import Clat, Lock, Point, PointLock, Run
 from .runs import Breakdown, RunLock, trace_breakdown, worker_tids, workload_figures
 from .stats import add_hist, log2_percentile, spread
 

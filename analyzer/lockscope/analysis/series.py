@@ -8,20 +8,38 @@ interval's edges (they share ``CLOCK_MONOTONIC``), so both views line up.
 
 from __future__ import annotations
 
-from .dbfiles import DATA_ROLES, LOG_ROLES, file_role
-from .waitclass import CLASSES, classify
+from collections.abc import Collection, Sequence
+from typing import Any, cast
+
+from ..schema import (
+    DbDoc,
+    FallClass,
+    Falls,
+    OffcpuRecord,
+    SeriesRow,
+    SyscallEntry,
+    Trace,
+    TraceRates,
+    TraceSection,
+)
+from .dbfiles import DATA_ROLES, LOG_ROLES, PgNames, file_role
+from .waitclass import CLASSES, UserClassifier, classify
+
+# per-thread time by class: {tid: {class or "oncpu": ns}}
+ThreadClasses = dict[Any, dict[str, float]]
+RecordKey = tuple[Any, ...]
 
 WRITE_SYSCALLS = ("write", "pwrite64", "pwritev", "pwritev2", "writev")
 FSYNC_SYSCALLS = ("fsync", "fdatasync", "sync_file_range")
 
 
-def _dur_s(interval: dict) -> float:
+def _dur_s(interval: TraceSection) -> float:
     iv = interval.get("interval") or {}
     d = iv.get("duration_ns") or (iv.get("end_mono_ns", 0) - iv.get("start_mono_ns", 0))
-    return max(d, 1) / 1e9
+    return float(max(d, 1)) / 1e9
 
 
-def fsync_by_file(section: dict) -> list[dict]:
+def fsync_by_file(section: TraceSection) -> list[dict[str, Any]]:
     """Per-file fsync/fdatasync/sync_file_range of traced threads, where the recorder
     has them (``dio[].fsync``, a latency object): ``{path, dev, ino, count, total_ns}``."""
     out = []
@@ -33,12 +51,12 @@ def fsync_by_file(section: dict) -> list[dict]:
     return out
 
 
-def _syscall_counts(section: dict) -> dict[str, dict]:
+def _syscall_counts(section: TraceSection) -> dict[str, SyscallEntry]:
     return {e["name"]: e for e in section.get("syscalls") or []
             if isinstance(e, dict) and "name" in e}
 
 
-def interval_throughput(section: dict, pg_names=None) -> dict:
+def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) -> TraceRates:
     """Trace throughput of one interval (or of a whole trace), per second."""
     dur = _dur_s(section)
     calls = _syscall_counts(section)
@@ -65,17 +83,18 @@ def interval_throughput(section: dict, pg_names=None) -> dict:
             "requests_s": rx / dur, "responses_s": tx / dur, "has_net": bool(net)}
 
 
-def _record_key(rec: dict) -> tuple:
+def _record_key(rec: OffcpuRecord) -> RecordKey:
     return (rec.get("tid"), rec.get("reason"), rec.get("lock_addr"),
             tuple(rec.get("kstack") or ()))
 
 
-def window_classes(trace: dict, lock_kinds=None, idle_tids=frozenset(),
-                   user_classifier=None) -> dict[tuple, str]:
+def window_classes(trace: Trace, lock_kinds: dict[str | None, str] | None = None,
+                   idle_tids: Collection[int | None] = frozenset(),
+                   user_classifier: UserClassifier | None = None) -> dict[RecordKey, str]:
     """The class of each off-CPU record of the whole window, by (thread, reason, lock,
     kernel stack), where all its records agree. Interval records take it: the
     recorder may resolve user stacks only in the final document."""
-    seen: dict[tuple, set[str]] = {}
+    seen: dict[RecordKey, set[str]] = {}
     for rec in trace.get("offcpu") or []:
         if rec.get("reason") != "runqueue":
             c = classify(rec, lock_kinds, idle_tids, user_classifier)
@@ -83,14 +102,15 @@ def window_classes(trace: dict, lock_kinds=None, idle_tids=frozenset(),
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
 
 
-def thread_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
-                   user_classifier=None, known: dict[tuple, str] | None = None
-                   ) -> dict[int, dict[str, float]]:
+def thread_classes(section: TraceSection, lock_kinds: dict[str | None, str] | None = None,
+                   idle_tids: Collection[int | None] = frozenset(),
+                   user_classifier: UserClassifier | None = None,
+                   known: dict[RecordKey, str] | None = None) -> ThreadClasses:
     """Per thread, time (ns) per wait class and ``oncpu`` in one interval (or window);
     ``known`` gives the window's class of a record (window_classes)."""
-    per: dict[int, dict[str, float]] = {}
+    per: ThreadClasses = {}
 
-    def row(tid):
+    def row(tid: int | None) -> dict[str, float]:
         return per.setdefault(tid, {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0})
 
     for rec in section.get("offcpu") or []:
@@ -111,8 +131,10 @@ def thread_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
     return per
 
 
-def interval_wait_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
-                          user_classifier=None) -> dict[str, float]:
+def interval_wait_classes(section: TraceSection,
+                          lock_kinds: dict[str | None, str] | None = None,
+                          idle_tids: Collection[int | None] = frozenset(),
+                          user_classifier: UserClassifier | None = None) -> dict[str, float]:
     """Thread time (ns) per wait class (and ``oncpu``) in one interval."""
     out = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
     for r in thread_classes(section, lock_kinds, idle_tids, user_classifier).values():
@@ -121,7 +143,7 @@ def interval_wait_classes(section: dict, lock_kinds=None, idle_tids=frozenset(),
     return out
 
 
-def _spread_backwards(per_interval: list[dict[int, dict[str, float]]],
+def _spread_backwards(per_interval: list[ThreadClasses],
                       durations_ns: list[float]) -> None:
     """A period counts in the interval where it ends, so a thread blocked for several
     intervals shows all of it at once. Move each thread's time beyond an interval's
@@ -146,7 +168,7 @@ def _spread_backwards(per_interval: list[dict[int, dict[str, float]]],
                     r[k] -= v
 
 
-def _interp(samples: list[dict], key: str, t_ns: int) -> float | None:
+def _interp(samples: list[dict[str, Any]], key: str, t_ns: int) -> float | None:
     """A cumulative counter at time t_ns, linear between the samples around it."""
     pts = [(s["mono_ns"], s[key]) for s in samples if key in s]
     if len(pts) < 2 or t_ns < pts[0][0] - 1.5e9 or t_ns > pts[-1][0] + 1.5e9:
@@ -155,11 +177,11 @@ def _interp(samples: list[dict], key: str, t_ns: int) -> float | None:
         if t_ns <= t1 or (t1, v1) == pts[-1]:
             if t1 == t0:
                 return float(v1)
-            return v0 + (v1 - v0) * (t_ns - t0) / (t1 - t0)
+            return float(v0 + (v1 - v0) * (t_ns - t0) / (t1 - t0))
     return float(pts[-1][1])
 
 
-def db_rates(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
+def db_rates(db: DbDoc | None, start_ns: int, end_ns: int) -> dict[str, float]:
     """Per-second rates of the database's counters over [start, end]."""
     if not db or len(db.get("samples") or []) < 2:
         return {}
@@ -178,7 +200,7 @@ def db_rates(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
     return out
 
 
-def db_waits(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
+def db_waits(db: DbDoc | None, start_ns: int, end_ns: int) -> dict[str, float]:
     """PostgreSQL's active sessions by wait event, averaged over the samples in [start, end]."""
     if not db:
         return {}
@@ -192,14 +214,18 @@ def db_waits(db: dict | None, start_ns: int, end_ns: int) -> dict[str, float]:
     return out
 
 
-def _merge_short_tail(intervals: list[dict]) -> list[dict]:
+def _merge_short_tail(intervals: list[TraceSection]) -> list[TraceSection]:
     """The last interval ends with the window and may be a sliver: fold one shorter than
     half the one before into it (sections are deltas, so their entries concatenate)."""
     if len(intervals) < 2 or _dur_s(intervals[-1]) >= 0.5 * _dur_s(intervals[-2]):
         return intervals
     a, b = intervals[-2], intervals[-1]
-    merged = {k: list(a.get(k) or []) + list(b.get(k) or [])
-              for k in set(a) | set(b) if isinstance(a.get(k) or b.get(k), list)}
+    # sections are dicts of lists (and their interval): concatenate every list
+    ad: dict[str, Any] = dict(a)
+    bd: dict[str, Any] = dict(b)
+    lists = {k: list(ad.get(k) or []) + list(bd.get(k) or [])
+             for k in set(ad) | set(bd) if isinstance(ad.get(k) or bd.get(k), list)}
+    merged = cast(TraceSection, lists)
     ia, ib = a.get("interval") or {}, b.get("interval") or {}
     merged["interval"] = {"start_mono_ns": ia.get("start_mono_ns", 0),
                           "end_mono_ns": ib.get("end_mono_ns", 0),
@@ -207,10 +233,12 @@ def _merge_short_tail(intervals: list[dict]) -> list[dict]:
     return intervals[:-2] + [merged]
 
 
-def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozenset(),
-                 user_classifier=None, pg_names=None) -> list[dict]:
+def build_series(trace: Trace, db: DbDoc | None, lock_kinds: dict[str | None, str] | None = None,
+                 idle_tids: Collection[int | None] = frozenset(),
+                 user_classifier: UserClassifier | None = None,
+                 pg_names: PgNames | None = None) -> list[SeriesRow]:
     """One row per interval: time, trace throughput, DB rates, thread time per class."""
-    intervals = [s for s in trace.get("series") or [] if isinstance(s, dict)]
+    intervals: list[TraceSection] = [s for s in trace.get("series") or [] if isinstance(s, dict)]
     if not intervals:
         intervals = [trace]
     intervals = _merge_short_tail(intervals)
@@ -219,7 +247,7 @@ def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozen
     per_interval = [thread_classes(s, lock_kinds, idle_tids, user_classifier, known)
                     for s in intervals]
     _spread_backwards(per_interval, [_dur_s(s) * 1e9 for s in intervals])
-    rows = []
+    rows: list[SeriesRow] = []
     for s, per in zip(intervals, per_interval):
         classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
         for r in per.values():
@@ -238,7 +266,7 @@ def build_series(trace: dict, db: dict | None, lock_kinds=None, idle_tids=frozen
     return rows
 
 
-def throughput_signal(rows: list[dict], engine: str | None) -> tuple[str, list[float]]:
+def throughput_signal(rows: list[SeriesRow], engine: str | None) -> tuple[str, list[float]]:
     """The best per-second throughput available: DB commits, else socket requests,
     else write calls."""
     key = "Com_commit" if engine == "mariadb" else "xact_commit"
@@ -249,8 +277,8 @@ def throughput_signal(rows: list[dict], engine: str | None) -> tuple[str, list[f
     return "write calls/s (trace)", [r["trace"]["write_calls_s"] for r in rows]
 
 
-def falls(rows: list[dict], tput: list[float], drop: float = 0.2,
-          max_lag: int = 1) -> dict:
+def falls(rows: list[SeriesRow], tput: Sequence[float], drop: float = 0.2,
+          max_lag: int = 1) -> Falls:
     """Intervals where throughput fell (more than ``drop`` below the median), and the
     loss class that rose with it.
 
@@ -262,7 +290,8 @@ def falls(rows: list[dict], tput: list[float], drop: float = 0.2,
     import numpy as np
 
     n = len(tput)
-    out = {"intervals": n, "fallen": [], "median": None, "classes": [], "top": None}
+    classes: list[FallClass] = []
+    out: Falls = {"intervals": n, "fallen": [], "median": None, "classes": classes, "top": None}
     if n < 4:
         out["note"] = f"{n} interval(s): too few to relate throughput to waits"
         return out
@@ -277,7 +306,7 @@ def falls(rows: list[dict], tput: list[float], drop: float = 0.2,
         x = np.asarray([r["classes_ns"].get(cls, 0.0) / 1e9 / r["duration_s"] for r in rows])
         if x.std() == 0 or y.std() == 0:
             continue
-        best = None
+        best: FallClass | None = None
         for lag in range(max_lag + 1):
             xs, ys = x[:n - lag], y[lag:]
             if len(xs) < 4 or xs.std() == 0 or ys.std() == 0:
@@ -293,9 +322,9 @@ def falls(rows: list[dict], tput: list[float], drop: float = 0.2,
         if fallen and rest:
             best["threads_in_falls"] = round(float(x[fallen].mean()), 3)
             best["threads_otherwise"] = round(float(x[rest].mean()), 3)
-        out["classes"].append(best)
-    out["classes"].sort(key=lambda c: c["r"])
-    top = next((c for c in out["classes"] if c["r"] <= -0.5 and c["n"] >= 4), None)
+        classes.append(best)
+    classes.sort(key=lambda c: c["r"])
+    top = next((c for c in classes if c["r"] <= -0.5 and c["n"] >= 4), None)
     if top and (not fallen
                 or top.get("threads_in_falls", 0) <= top.get("threads_otherwise", 0)):
         top = None  # throughput never fell, or the class did not rise when it did

@@ -13,7 +13,8 @@ Stacks are lists of recorder frames ("name+0xoff", "[file+0xaddr]",
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 IDLE = "idle"
 USER_LOCK = "user_lock"

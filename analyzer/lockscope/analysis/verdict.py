@@ -26,8 +26,9 @@ def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cau
     curve = (f"{speedup:.2f}x throughput from {lo['threads']} to {hi['threads']} threads "
              f"(efficiency {eff:.0%} at {hi['threads']})")
     if len(points) == 1:
-        return _verdict(VerdictKind.INCONCLUSIVE, evidence=[f"only one thread count ({lo['threads']}): "
-                                                  "nothing to compare"], confidence="low",
+        return _verdict(VerdictKind.INCONCLUSIVE,
+                        evidence=[f"only one thread count ({lo['threads']}): nothing to compare"],
+                        confidence="low",
                         summary=f"{fstype} ran at one thread count only ({lo['threads']}): "
                         "scaling needs at least two.")
     if eff >= SCALES_EFFICIENCY:

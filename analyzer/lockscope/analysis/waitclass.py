@@ -42,9 +42,17 @@ Kernel facts the frame rules rest on:
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Callable
 
+from ..schema import OffcpuRecord, TraceThread
 from .runs import INODE_LOCK_KINDS
+from .userwait import UserWait
+
+# userwait.classify: (user frames, kernel frames) -> idle or lock, when it can tell;
+# a bare kind ("idle", "user_lock") is taken too
+UserClassifier = Callable[[Sequence[str], Sequence[str]], "UserWait | str | None"]
 
 # Class keys in report order, with the words the report uses.
 CLASSES = {
@@ -144,7 +152,7 @@ def frame_name(frame: str) -> str:
     return frame.split("+", 1)[0] if not frame.startswith("[") else frame
 
 
-def syscall_of(kstack: list[str], nr=None) -> str | None:
+def syscall_of(kstack: list[str], nr: int | str | None = None) -> str | None:
     """The blocking system call: the entry frame of the kernel stack, else the recorded
     number (x86_64 table) or name."""
     for frame in reversed(kstack or []):
@@ -167,8 +175,9 @@ def _frame_rule(names: list[str]) -> Classed | None:
     return None
 
 
-def classify(record: dict, lock_kinds: dict[str, str] | None = None,
-             idle_tids: set[int] | frozenset = frozenset(), user_classifier=None) -> Classed:
+def classify(record: OffcpuRecord, lock_kinds: dict[str | None, str] | None = None,
+             idle_tids: Collection[int | None] = frozenset(),
+             user_classifier: UserClassifier | None = None) -> Classed:
     """The class of one ``offcpu`` record.
 
     ``lock_kinds`` maps lock addresses to the recorder's lock kind; ``idle_tids``
@@ -211,7 +220,8 @@ def _user_function(frame: str) -> str:
     return frame.rsplit("+0x", 1)[0].split("(", 1)[0]
 
 
-def _futex(record: dict, idle_tids, user_classifier) -> Classed:
+def _futex(record: OffcpuRecord, idle_tids: Collection[int | None],
+           user_classifier: UserClassifier | None) -> Classed:
     user = record.get("ustack") or []
     known = [f for f in user if f and f != "[unknown]"]
     for frame in known:
@@ -232,7 +242,7 @@ def _futex(record: dict, idle_tids, user_classifier) -> Classed:
                    "futex wait; user frames cannot tell a lock from waiting for work")
 
 
-def load_user_classifier():
+def load_user_classifier() -> UserClassifier | None:
     """analysis.userwait.classify if present, else None (futex waits then stay
     unclassified unless their thread idled all window)."""
     try:
@@ -242,9 +252,10 @@ def load_user_classifier():
     return getattr(userwait, "classify", None)
 
 
-def idle_threads(threads: list[dict], window_ns: float, busy_share: float = 0.01) -> set[int]:
+def idle_threads(threads: list[TraceThread], window_ns: float,
+                 busy_share: float = 0.01) -> set[int | None]:
     """Threads on a CPU (or runnable) for less than ``busy_share`` of the window."""
-    out = set()
+    out: set[int | None] = set()
     if window_ns <= 0:
         return out
     for t in threads or []:
