@@ -33,7 +33,8 @@ class BuildWithBinaries(build_py):
 setup(
     name="lockscope",
     version="0.1.0",
-    description="Why a filesystem stops scaling: lock waits per file vs. throughput across thread counts",
+    description="Why a filesystem stops scaling: lock waits per file vs. throughput across "
+                "thread counts",
     package_dir={"": "analyzer"},
     packages=find_packages("analyzer"),
     package_data={"lockscope": ["report/templates/*"]},

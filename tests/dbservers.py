@@ -16,13 +16,13 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
-from lockscope.loopfs import make_loopfs
 from lockscope.host import cgroup2_root
+from lockscope.loopfs import make_loopfs
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
@@ -99,7 +99,7 @@ class MariaDB:
         assert self.proc is not None
         return self.proc.pid
 
-    def __enter__(self) -> "MariaDB":
+    def __enter__(self) -> MariaDB:
         try:
             self.start()
         except BaseException:

@@ -15,7 +15,8 @@ FIEMAP_FLAG_SYNC = 0x1              # write dirty pages back first
 FIEMAP_EXTENT_LAST = 0x1
 FIEMAP_EXTENT_UNWRITTEN = 0x800
 _HEAD = struct.Struct("=QQIIII")     # fm_start, fm_length, fm_flags, mapped, count, reserved
-_EXTENT = struct.Struct("=QQQQQIIII")  # logical, physical, length, reserved64[2], flags, reserved[3]
+# logical, physical, length, reserved64[2], flags, reserved[3]
+_EXTENT = struct.Struct("=QQQQQIIII")
 _BATCH = 256
 
 

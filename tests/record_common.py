@@ -59,7 +59,7 @@ def wait_threads(pid: int, n: int, timeout: float = 20) -> None:
             if len(os.listdir(f"/proc/{pid}/task")) >= n:
                 return
         except FileNotFoundError:
-            raise AssertionError(f"process {pid} exited before its threads started")
+            raise AssertionError(f"process {pid} exited before its threads started") from None
         time.sleep(0.05)
     raise AssertionError(f"process {pid} did not start {n} threads")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNEL_TESTS_REQUIRED, require_kernel, require_tool
 import dbservers
+from conftest import KERNEL_TESTS_REQUIRED, require_kernel, require_tool
 
 
 def require_module(name: str) -> None:

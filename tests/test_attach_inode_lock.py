@@ -11,9 +11,9 @@ write threads (innodb_use_native_aio=0) write pages of one table concurrently.
 from __future__ import annotations
 
 import pytest
+from test_attach_db import _attach_during, require_mariadb
 
 import dbservers
-from test_attach_db import _attach_during, require_mariadb
 
 OPTIONS = ["--innodb-use-native-aio=0", "--innodb-write-io-threads=8",
            "--innodb-buffer-pool-size=32M", "--innodb-io-capacity=20000",

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from fiemap import block_states
 from lockscope.analysis.dio import file_classes
 from lockscope.analysis.rules import match_causes
+
+from fiemap import block_states
 from record_common import ROOT, dio_entry, recorder
 
 pytestmark = pytest.mark.kernel

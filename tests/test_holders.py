@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from lockscope.analysis.holders import (ACTIVITIES, activity, annotate, clause, split,
-                                        top_frames)
+from lockscope.analysis.holders import ACTIVITIES, activity, annotate, clause, split, top_frames
 
 COMMIT = ["jbd2_log_wait_commit+0x10", "ext4_sync_file+0x2a", "iomap_dio_complete+0x5",
           "ext4_file_write_iter+0x1", "vfs_write+0x1"]
@@ -119,6 +118,7 @@ def test_holder_flame_stacks_are_the_top_locks_activity_holder_and_frames():
 
 def test_report_shows_the_holder_in_the_verdict(tmp_path):
     from lockscope.report import render_report
+
     from synthetic_results import make_results
 
     doc = make_results(stacks=10, repeats=1)

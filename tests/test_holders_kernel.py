@@ -19,11 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, require_kernel
-from lockscope.analysis.holders import (ACTIVITIES, FRAME_RULES, lock_releasers, lock_samples,
-                                        releasers, split)
+from lockscope.analysis.holders import (
+    ACTIVITIES,
+    FRAME_RULES,
+    lock_releasers,
+    lock_samples,
+    releasers,
+    split,
+)
 from lockscope.analysis.runs import lock_key
 from lockscope.loopfs import make_loopfs
+
+from conftest import ROOT, require_kernel
 from record_common import file_locks, record_binary, recorder
 
 pytestmark = pytest.mark.kernel

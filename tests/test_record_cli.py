@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.report.notes import missing_notes
+
 from record_common import record_binary, recorder
 
 
@@ -261,4 +262,5 @@ def test_sigkill_leaves_no_program_or_link(tmp_path):
         time.sleep(0.2)
     assert not links & _bpftool_ids("link")
     assert not progs & _bpftool_ids("prog")
-    assert not list(Path("/sys/fs/bpf").rglob("*lockscope*")) if Path("/sys/fs/bpf").is_dir() else True
+    bpffs = Path("/sys/fs/bpf")
+    assert not list(bpffs.rglob("*lockscope*")) if bpffs.is_dir() else True

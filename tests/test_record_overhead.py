@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.binaries import find_binary
+
 from record_common import record_binary, recorder
 
 CORE = ("lock", "dio", "sched")  # documented in docs/recorder-json.md, "overhead"

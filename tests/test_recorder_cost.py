@@ -60,9 +60,9 @@ def test_shed_notes_say_what_and_when():
 
 
 def test_report_shows_the_cost_and_what_was_shed():
-    from synthetic_results import make_results
-
     from lockscope.report.model import build_model
+
+    from synthetic_results import make_results
 
     doc = make_results(stacks=5, repeats=1)
     for i, r in enumerate(doc["runs"]):

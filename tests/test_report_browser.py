@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.report import render_report
+
+from browser import check_page
 from conftest import require_tool
 from synthetic_results import make_results
-
-from lockscope.report import render_report
-from browser import check_page
 
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 

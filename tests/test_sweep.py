@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from lockscope.analysis.verdict import LOCK_EXPLAINS
-
 from lockscope.analysis.holders import ACTIVITIES
+from lockscope.analysis.verdict import LOCK_EXPLAINS
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))

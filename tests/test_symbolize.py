@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -89,7 +88,8 @@ def nm_symbols(path: str, dynamic: bool = False) -> dict[str, list[int]]:
     """Defined symbols of an ELF file as name -> addresses (version suffixes dropped)."""
     args = ["nm", "--defined-only"] + (["-D"] if dynamic else []) + [path]
     out: dict[str, list[int]] = {}
-    for line in subprocess.run(args, capture_output=True, text=True, check=True).stdout.splitlines():
+    listing = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    for line in listing.splitlines():
         parts = line.split()
         if len(parts) == 3:
             out.setdefault(parts[2].split("@")[0], []).append(int(parts[0], 16))
@@ -198,7 +198,7 @@ def test_kernel_data_symbol_resolves_by_name(symtest):
     if not data:
         pytest.fail("no data symbols in /proc/kallsyms")
     names_at: dict[int, set[str]] = {}
-    for a, t, n in syms:
+    for a, _t, n in syms:
         names_at.setdefault(a, set()).add(n)
     addr, _ = data[len(data) // 2]
     # Exact address: one of the data symbols there (aliases share addresses).
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
 def build_id(path: Path) -> str:
     out = subprocess.run([require_tool("readelf"), "-n", str(path)], capture_output=True,
                          text=True, check=True).stdout
-    return next(l.split()[-1] for l in out.splitlines() if "Build ID" in l)
+    return next(ln.split()[-1] for ln in out.splitlines() if "Build ID" in ln)
 
 
 def test_user_stripped_file_takes_symbols_from_its_debug_file(symtest, tmp_path):

@@ -15,7 +15,8 @@ ROOT = ["start_thread+0x304", "clone3+0x2b"]
 @pytest.mark.parametrize("frame, name", [
     ("pthread_cond_wait+0x1e7", "pthread_cond_wait"),
     ("__GI___lll_lock_wait+0x2b", "lll_lock_wait"),
-    ("tpool::thread_pool_generic::wait_for_tasks+0xf0", "tpool::thread_pool_generic::wait_for_tasks"),
+    ("tpool::thread_pool_generic::wait_for_tasks+0xf0",
+     "tpool::thread_pool_generic::wait_for_tasks"),
     ("[mariadbd+0xd6e442]", None),
     ("[unknown]", None),
 ])
@@ -39,7 +40,8 @@ def test_function_name(frame, name):
       "f+0x10"], USER_LOCK, "lll_lock_wait"),
     # MariaDB's pool idle, InnoDB latches, PostgreSQL LWLocks over their semaphore
     (["__futex_abstimed_wait_common+0xc6", "pthread_cond_clockwait+0x21e",
-      "tpool::thread_pool_generic::wait_for_tasks+0xf0", "tpool::thread_pool_generic::get_task+0x7e"],
+      "tpool::thread_pool_generic::wait_for_tasks+0xf0",
+      "tpool::thread_pool_generic::get_task+0x7e"],
      IDLE, "tpool::thread_pool_generic::wait_for_tasks"),
     (["syscall+0x19", "srw_mutex_impl<true>::wait+0x22", "buf_page_get_low+0x3a1"], USER_LOCK,
      "srw_mutex_impl<true>::wait"),
@@ -51,7 +53,8 @@ def test_function_name(frame, name):
     # a heavyweight-lock wait sleeps on the latch: the lock decides
     (["epoll_wait+0x27", "WaitEventSetWait+0x112", "WaitLatch+0x4d", "ProcSleep+0x5f1",
       "WaitOnLock+0xa3"], USER_LOCK, "ProcSleep"),
-    (["__futex_abstimed_wait_common+0xc6", "sem_clockwait+0x22", "ConditionVariableTimedSleep+0x50"],
+    (["__futex_abstimed_wait_common+0xc6", "sem_clockwait+0x22",
+      "ConditionVariableTimedSleep+0x50"],
      IDLE, "ConditionVariableTimedSleep"),
 ])
 def test_classify(user, kind, fn):

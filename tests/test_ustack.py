@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.analysis.userwait import IDLE, USER_LOCK, classify
+
 from conftest import require_tool
 from dbservers import MariaDB, mariadbd_binary
-from lockscope.analysis.userwait import IDLE, USER_LOCK, classify
 from record_common import record_binary
 
 CHAIN_SRC = r"""
@@ -213,7 +214,8 @@ def test_mariadb_futex_waits_have_named_user_stacks(loopfs_factory):
             rec.wait(timeout=60)
     assert rec.returncode == 0
     doc = json.loads(out.read_text())
-    futex = [r for r in doc["offcpu"] if r["pid"] == db.pid and any("futex" in f for f in r["kstack"])]
+    futex = [r for r in doc["offcpu"]
+             if r["pid"] == db.pid and any("futex" in f for f in r["kstack"])]
     total = sum(r["total_ns"] for r in futex)
     assert total > 0
     full = [r for r in futex if sum(map(named, r["ustack"] or [])) >= 4]

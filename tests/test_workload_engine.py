@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
 from lockscope.binaries import find_binary
+
+from conftest import require_tool
 
 pytestmark = pytest.mark.kernel
 

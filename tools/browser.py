@@ -198,7 +198,8 @@ _FACTS = """JSON.stringify({
     return {id: f.id, svg: !!svg, width: r ? r.width : 0, height: r ? r.height : 0}; }),
   flames: document.querySelectorAll('[data-flame]').length,
   iframes: Array.from(document.querySelectorAll('iframe')).map(function (f) {
-    var r = f.getBoundingClientRect(); return {title: f.title, width: r.width, height: r.height}; }),
+    var r = f.getBoundingClientRect();
+    return {title: f.title, width: r.width, height: r.height}; }),
   flameErrors: Array.from(document.querySelectorAll('.flamehost.failed')).map(function (e) {
     return e.textContent; }),
   tables: document.querySelectorAll('table').length,
@@ -336,7 +337,8 @@ def _collect(events: list[dict[str, Any]], report: PageReport) -> None:
     for e in events:
         m, p = e["method"], e.get("params", {})
         if m == "Runtime.consoleAPICalled":
-            text = " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+            text = " ".join(str(a.get("value", a.get("description", "")))
+                            for a in p.get("args", []))
             report.messages.append(f"console.{p.get('type')}: {text}")
             if p.get("type") in ("error", "assert", "warning"):
                 report.errors.append(f"console.{p.get('type')}: {text}")

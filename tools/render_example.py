@@ -36,8 +36,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from lockscope.report import render_report
-    from browser import check_page
     from lockscope.results import load_results
+
+    from browser import check_page
 
     if args.results:
         doc = load_results(args.results)

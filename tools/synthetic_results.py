@@ -20,7 +20,8 @@ import json
 import math
 import random
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 PAGE = 4096
 RUNTIME_S = 6
@@ -116,7 +117,7 @@ def _time_share(fs: str, n: int) -> dict[str, float]:
 def _wait_ns(fs: str, share: dict[str, float], thread_ns: float) -> dict[str, float]:
     """ns waited per wait site (lock names, block_io, journal, other) in one run."""
     out: dict[str, float] = {}
-    for kind, name, inode, frac, _, _ in LOCKS[fs]:
+    for _kind, name, inode, frac, _, _ in LOCKS[fs]:
         out[name] = frac * thread_ns * share["inode_lock" if inode else "other_lock"]
     out["block_io"] = share["block_io"] * thread_ns
     out["journal"] = share["journal"] * thread_ns
@@ -516,7 +517,8 @@ def _fs_locks(fs: str, points: list[dict[str, Any]], runs: list[dict[str, Any]]
             "dev": _dev(fs) if inode else None, "ino": 12 if inode else None,
             "addr": rows[0]["addr"],
             "mode": {"WRITE": "exclusive", "READ": "shared", "SPIN": "unknown"}[flag],
-            "count": sum(lk["count"] for lk in rows), "total_ns": sum(lk["total_ns"] for lk in rows),
+            "count": sum(lk["count"] for lk in rows),
+            "total_ns": sum(lk["total_ns"] for lk in rows),
             "max_ns": max(lk["max_ns"] for lk in rows), "p99_ns": mean * 12,
             "share_by_threads": by_t,
             "explained_loss": min(1.0, s_top / loss) if loss > 0.05 else 0.0,

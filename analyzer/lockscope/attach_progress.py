@@ -50,7 +50,7 @@ class AttachProgress:
         self._io_rate: float | None = None
         self.last_text = ""
 
-    def __enter__(self) -> "AttachProgress":
+    def __enter__(self) -> AttachProgress:
         if self.tty:
             from rich.live import Live
 

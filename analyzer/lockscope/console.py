@@ -5,14 +5,14 @@ from __future__ import annotations
 import functools
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stdout_console():
     from rich.console import Console
 
     return Console(highlight=False)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stderr_console():
     from rich.console import Console
 

@@ -154,8 +154,9 @@ class MysqlSampler(Sampler):
 
     def read(self) -> dict:
         with self._conn.cursor() as cur:
-            cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (%s)"
-                        % ",".join(["%s"] * len(MYSQL_COUNTERS)), MYSQL_COUNTERS)
+            placeholders = ",".join(["%s"] * len(MYSQL_COUNTERS))
+            cur.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({placeholders})",
+                        MYSQL_COUNTERS)
             rows = dict(cur.fetchall())
         return {k: int(rows[k]) for k in MYSQL_COUNTERS if k in rows}
 

@@ -53,7 +53,7 @@ class LoopFilesystem:
         tmp.replace(self._ledger())
 
     def create(self, size_bytes: int, mkfs_options: list[str] | None = None,
-               mount_options: str | None = None) -> "LoopFilesystem":
+               mount_options: str | None = None) -> LoopFilesystem:
         """Make the image, attach it with --direct-io=on, mkfs and mount it."""
         if self.fstype not in MKFS:
             raise UsageError(f"unsupported filesystem '{self.fstype}' (use ext4 or xfs)")
@@ -88,7 +88,7 @@ class LoopFilesystem:
         image's name goes now, its blocks are freed by a short-lived child afterwards."""
         teardown(self, free_later)
 
-    def __enter__(self) -> "LoopFilesystem":
+    def __enter__(self) -> LoopFilesystem:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -102,7 +102,7 @@ def _run(cmd: list[str]) -> str:
         raise UsageError(f"{cmd[0]} not found: install it (make demo installs it)") from exc
     if res.returncode != 0:
         msg = (res.stderr or res.stdout).strip().splitlines()
-        raise RuntimeError(f"{' '.join(cmd)}: {msg[-1] if msg else 'exit %d' % res.returncode}")
+        raise RuntimeError(f"{' '.join(cmd)}: {msg[-1] if msg else f'exit {res.returncode}'}")
     return res.stdout
 
 
@@ -180,7 +180,7 @@ def _running(pid: int) -> bool:
 def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
     """Undo what the ledger says lockscope made, in reverse order."""
     if fs.mountpoint and _is_mounted(fs.mountpoint):
-        for attempt in range(50):
+        for _attempt in range(50):
             res = subprocess.run(["umount", fs.mountpoint], capture_output=True)
             if res.returncode == 0:
                 break

@@ -16,9 +16,9 @@ class SweepProgress:
         self._progress = None
         self._task = None
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         if self.tty:
-            from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn)
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
             from .console import stderr_console
 

@@ -127,7 +127,8 @@ def resolve(pid: str | None = None, comm: str | None = None, cgroup: str | None 
     path = Path(cgroup or "")
     if not path.is_dir():
         raise UsageError(f"--cgroup: {cgroup} is not a directory")
-    # Only cgroup v2 directories have cgroup.controllers (kernel/cgroup/cgroup.c, cgroup_base_files).
+    # Only cgroup v2 directories have cgroup.controllers
+    # (kernel/cgroup/cgroup.c, cgroup_base_files).
     if not (path / "cgroup.controllers").exists():
         raise UsageError(f"--cgroup: {cgroup} is not a cgroup v2 directory")
     return Target("cgroup", cgroup or "", pids=cgroup_pids(path), cgroup=str(path.resolve()))

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
-from ..outdir import new_out_dir
 from ..host import filesystem_facts, host_facts, mount_of
+from ..outdir import new_out_dir
 from ..point import _read_ready, _stop
 from ..results import SCHEMA, save_results
 from ..target import Target, resolve

@@ -21,12 +21,14 @@ from ..tracefs import TRACEFS, ensure_tracefs
 TRACEPOINTS = [
     ("lock:contention_begin", True, "no lock-wait measurement at all"),
     ("lock:contention_end", True, "no lock-wait measurement at all"),
-    ("iomap:iomap_dio_rw_begin", False, "i_rwsem waits are not attributed to files; no DIO write classes"),
+    ("iomap:iomap_dio_rw_begin", False,
+     "i_rwsem waits are not attributed to files; no DIO write classes"),
     ("iomap:iomap_dio_complete", False, "no per-file direct-I/O latency"),
     ("iomap:iomap_iter", False, "ext4 overwrite vs. allocating path not told apart"),
     ("iomap:iomap_iter_dstmap", False, "DIO writes not classified as hole/unwritten/mapped"),
     ("xfs:xfs_ilock", False, "XFS ILOCK/IOLOCK/MMAPLOCK waits not attributed to files"),
-    ("ext4:ext4_ext_map_blocks_exit", False, "ext4 i_data_sem waits not attributed; fewer ext4 write classes"),
+    ("ext4:ext4_ext_map_blocks_exit", False,
+     "ext4 i_data_sem waits not attributed; fewer ext4 write classes"),
     ("ext4:ext4_es_lookup_extent_exit", False,
      "ext4 DIO writes onto unwritten extents cannot be told from writes into holes"),
     ("sched:sched_switch", True, "no off-CPU time and no per-thread time accounting"),
@@ -122,7 +124,8 @@ def _err(entry: dict) -> str:
         return "not probed (lockscope-features is not built)"
     if entry.get("ok"):
         return "test program loaded and attached"
-    return f"{entry.get('stage', '?')} failed: {entry.get('error', '?')} (errno {entry.get('errno', '?')})"
+    return (f"{entry.get('stage', '?')} failed: {entry.get('error', '?')} "
+            f"(errno {entry.get('errno', '?')})")
 
 
 def run_checks() -> list[Check]:

@@ -44,11 +44,11 @@ def _parse_diff(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Draw the graph; exit 1 with the install hint when inferno is missing."""
-    from ..results import load_results
     from ..report.flame.graphs import collect, draw, group_runs, safe_name, verb
-    from ..report.fmt import duration_ns, size_bytes
     from ..report.flame.inferno import INSTALL, find_inferno
+    from ..report.fmt import duration_ns, size_bytes
     from ..report.outputs import OutputGuard
+    from ..results import load_results
 
     doc = load_results(args.results)
     grouped = group_runs(doc)

@@ -40,11 +40,11 @@ def _format(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Load, render, and say what was written; notes (e.g. no inferno) go to stderr."""
-    from ..results import load_results
     from ..report.fmt import size_bytes
     from ..report.jsonout import dumps, report_json
     from ..report.model import build_model
     from ..report.render import DEFAULT_NAMES, print_notes, render_report
+    from ..results import load_results
 
     doc = load_results(args.results)
     src = Path(args.results)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
-from ..outdir import new_out_dir
 from ..host import filesystem_facts, host_facts
 from ..loopfs import make_loopfs
+from ..outdir import new_out_dir
 from ..point import clean_workdir, engine_argv, run_point
 from ..progress import SweepProgress
 from ..recorder_cost import recorder_cost

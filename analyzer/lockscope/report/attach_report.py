@@ -14,8 +14,8 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.attach import analyze_attach
-from .html import inline_svg
 from .fmt import duration_ns, size_bytes
+from .html import inline_svg
 from .outputs import MARKER
 
 VERDICT_CLASS = {"idle": "good", "inconclusive": "unknown", "cpu_bound": "warn",

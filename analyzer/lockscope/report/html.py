@@ -40,7 +40,8 @@ def flame_entries(flames: FlameSet | None, fs_names: list[str], base: Path,
         entries = []
         for i, g in enumerate(flames.for_fs(fs)):
             entry = {"id": f"flame-{len(out)}-{i}", "label": g.label, "title": g.title,
-                     "amount": f"{fmt.duration_ns(g.total)} {verb(g.kind)}", "error": g.error, "packed": None, "height": 0,
+                     "amount": f"{fmt.duration_ns(g.total)} {verb(g.kind)}", "error": g.error,
+                     "packed": None, "height": 0,
                      "open": bool(g.diff) and g.kind == "lockwait",
                      "svg_name": _rel(g.svg, base), "folded_name": _rel(g.folded, base)}
             if embed and g.svg is not None and g.svg.exists():

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
+from ..recorder_cost import cost_sentence, shed_notes
 from . import fmt
 from .flame.graphs import group_runs
-from ..recorder_cost import cost_sentence, shed_notes
 from .notes import feature_rows, missing_notes
+
 
 def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Scaling points for a recording without analysis (e.g. made before the analyzer

@@ -3,8 +3,8 @@
 A path may be (re)written when it does not exist, when it carries lockscope's
 stamp (reports, plot PNGs and flame graph SVGs name their generator near the
 top), or when the manifest of its directory (``.lockscope-files``) lists it
-because lockscope wrote it last time (folded stacks cannot carry a stamp). Otherwise writing is refused
-unless the user passed ``--force``.
+because lockscope wrote it last time (folded stacks cannot carry a stamp). Otherwise
+writing is refused unless the user passed ``--force``.
 """
 
 from __future__ import annotations

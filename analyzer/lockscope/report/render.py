@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import UsageError
 from .flame.graphs import Drawer, FlameSet, collect, files_written
-from .html import render_html
 from .flame.inferno import MISSING_NOTE, find_inferno
+from .html import render_html
 from .jsonout import dumps, report_json
 from .markdown import render_markdown
 from .model import build_model

@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ...analysis.holders import sample_activity
 from ...analysis.runs import lock_key, worker_tids

@@ -13,10 +13,11 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .. import fmt
 from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
@@ -45,7 +46,7 @@ class Graph:
     repeats: int = 0
     error: str | None = None
     annotated: bool = False              # frames carry perf-style "_[k]" kernel marks
-    pair: tuple["Graph | None", "Graph"] | None = field(default=None, repr=False)
+    pair: tuple[Graph | None, Graph] | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
