@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
+
+from .schema import AttachAnalysis, ResultsDoc, attach_analysis
 
 TOP_FILES = 8
 
 
-def print_attach_summary(doc: dict, out: Path, report) -> None:
+def print_attach_summary(doc: ResultsDoc, out: Path, report) -> None:
     from rich.table import Table
 
     from .console import stdout_console
 
     con = stdout_console()
-    a = (doc.get("analysis") or {}).get("attach") or {}
+    # an attach without analysis still prints its target (every figure then 0)
+    a = attach_analysis(doc.get("analysis")) or cast(AttachAnalysis, {})
     t = doc.get("target") or {}
     window = a.get("window_s") or 0.0
     con.print(f"[bold]{', '.join(t.get('comms') or []) or t.get('value')}[/] "
@@ -38,10 +42,10 @@ def print_attach_summary(doc: dict, out: Path, report) -> None:
     for c in a.get("classes") or []:
         if c["ns"] <= 0:
             continue
-        how = c["how"][0] if c["how"] else {}
+        how = c["how"][0] if c["how"] else None
         table.add_row(c["name"], f"{c['threads']:.2f}",
                       "not lost" if c["class"] == "idle" else f"{c['loss_share']:.0%}",
-                      f"{how.get('method', '')}: {how.get('detail', '')}" if how else "")
+                      f"{how['method']}: {how['detail']}" if how else "")
     con.print(table)
     files = [f for f in a.get("files") or [] if f["engine"] or f["inode_lock_ns"]][:TOP_FILES]
     if files:

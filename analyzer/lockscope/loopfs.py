@@ -221,7 +221,7 @@ def _pid_alive(pid: int) -> bool:
 
 def cleanup_stale() -> list[str]:
     """Tear down filesystems left by lockscope processes that no longer exist."""
-    cleaned = []
+    cleaned: list[str] = []
     if not LEDGER_DIR.is_dir():
         return cleaned
     for entry in sorted(LEDGER_DIR.glob("*.json")):

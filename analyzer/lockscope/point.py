@@ -193,12 +193,14 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         if before_timed:
             before_timed()
         if recorder:
+            assert recorder.stdin is not None     # started with stdin=PIPE
             recorder.stdin.write("start\n")
             recorder.stdin.flush()
             # The window opens when the recorder says so; the engine's first
             # writes must fall inside it.
             if not _read_until(recorder, "started", 30):
                 trace_error = "lockscope-record did not open its window"
+        assert engine.stdin is not None
         engine.stdin.write("go\n")
         engine.stdin.flush()
         engine_errors: list[str] = []
@@ -210,6 +212,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         phase("timed")
         detaching = None
         if recorder:
+            assert recorder.stdin is not None
             recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
             done = _read_until(recorder, "done", 60)
             if not done:
@@ -250,6 +253,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
 def _pump_status(engine: subprocess.Popen, on_status, errors: list[str]) -> None:
     """Per-interval JSON status lines from the engine's stderr, for live IOPS;
     other lines are kept as the engine's error messages."""
+    assert engine.stderr is not None     # started with stderr=PIPE
     for line in engine.stderr:
         if not line.startswith("{"):
             if line.strip():

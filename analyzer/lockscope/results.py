@@ -6,14 +6,15 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from .errors import LockscopeError, UsageError
+from .schema import SCHEMA, ResultsDoc
 
-SCHEMA = "lockscope/1"
+__all__ = ["SCHEMA", "load_results", "save_results"]
 
 
-def load_results(path: str | os.PathLike) -> dict[str, Any]:
+def load_results(path: str | os.PathLike[str]) -> ResultsDoc:
     """Load and check a results.json; every failure is one line naming the file."""
     p = Path(path)
     if p.is_dir():
@@ -26,7 +27,7 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         raise UsageError(f"{p}: cannot read: {exc.strerror}") from None
     try:
         doc = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise LockscopeError(f"{p}: not valid JSON (truncated or damaged? {exc.msg} at "
                              f"line {exc.lineno})") from None
     if not isinstance(doc, dict) or "schema" not in doc:
@@ -37,10 +38,10 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
     for key in ("host", "runs"):
         if key not in doc:
             raise LockscopeError(f"{p}: incomplete results file: missing '{key}'")
-    return doc
+    return cast(ResultsDoc, doc)
 
 
-def save_results(path: str | os.PathLike, doc: dict[str, Any]) -> None:
+def save_results(path: str | os.PathLike[str], doc: ResultsDoc) -> None:
     """Write atomically (temp file + rename), so a crash never leaves half a file."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)

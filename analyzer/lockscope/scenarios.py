@@ -86,7 +86,7 @@ def scenario_from_job_file(path: str) -> Scenario:
     if not p.is_file():
         raise UsageError(f"{path}: no such job file")
     cp = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
-    cp.optionxform = str  # fio option names are case-sensitive
+    cp.optionxform = str  # type: ignore[assignment,method-assign]  # fio names keep their case
     try:
         cp.read_string(p.read_text())
     except (configparser.Error, UnicodeDecodeError) as exc:

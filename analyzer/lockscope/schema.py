@@ -367,6 +367,12 @@ class RecorderCost(TypedDict):
     detached: bool
 
 
+class RunRecorderCost(RecorderCost, total=False):
+    """``runs[].recorder_cost``: the attach form's overhead plus the BPF time."""
+
+    bpf_ns: int | None
+
+
 class SweptFile(TypedDict, total=False):
     """``runs[].files[]``: what the sweep or attach learned of a traced file."""
 
@@ -386,7 +392,7 @@ class Run(TypedDict, total=False):
     trace: Trace | None
     trace_error: str | None
     phases_s: dict[str, float]
-    recorder_cost: RecorderCost | None
+    recorder_cost: RunRecorderCost | None
     files: list[SweptFile]
     engine_argv: list[str]
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from .recorder_cost import cost_sentence, shed_notes
+from .schema import ResultsDoc, comparison_of, fs_analyses
 
 
-def print_summary(doc: dict, out: Path, report: Path | None) -> None:
+def print_summary(doc: ResultsDoc, out: Path, report: Path | None) -> None:
     from rich.table import Table
 
     from .console import stdout_console
 
     con = stdout_console()
-    analysis = doc.get("analysis") or {}
-    for fs, a in analysis.items():
-        if fs == "comparison" or not a:
-            continue
+    analysis = doc.get("analysis")
+    for fs, a in fs_analyses(analysis).items():
         table = Table(title=f"{fs}: {doc['workload']['scenario']}", title_justify="left")
         for col in ("threads", "MiB/s", "IOPS", "p99 ms", "efficiency", "inode-lock wait"):
             table.add_column(col, justify="right")
@@ -29,7 +28,7 @@ def print_summary(doc: dict, out: Path, report: Path | None) -> None:
         v = a["verdict"]
         con.print(f"[bold]{v['kind']}[/] ({v['confidence']} confidence): {v['summary']}",
                   highlight=False)
-    cmp = analysis.get("comparison")
+    cmp = comparison_of(analysis)
     if cmp:
         con.print(f"[bold]comparison[/]: {cmp['summary']}", highlight=False)
     runs = doc.get("runs") or []

@@ -30,6 +30,7 @@ from ..host import filesystem_facts, host_facts, mount_of
 from ..outdir import new_out_dir
 from ..point import _read_ready, _stop
 from ..results import SCHEMA, save_results
+from ..schema import ResultsDoc
 from ..target import Target, resolve
 
 DEFAULT_DURATION_S = 30.0
@@ -296,7 +297,7 @@ def _filesystems(trace: dict | None) -> dict:
     return out
 
 
-def _finish(doc: dict, out: Path, args, ended: str) -> int:
+def _finish(doc: ResultsDoc, out: Path, args, ended: str) -> int:
     from ..analysis.attach import analyze_attach
     from ..attach_summary import print_attach_summary
 

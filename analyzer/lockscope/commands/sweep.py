@@ -29,6 +29,7 @@ from ..point import clean_workdir, engine_argv, run_point
 from ..progress import SweepProgress
 from ..recorder_cost import recorder_cost
 from ..results import SCHEMA, save_results
+from ..schema import ResultsDoc
 from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from ..sizes import parse_size
 
@@ -383,12 +384,12 @@ def _warm(module: str) -> None:
         pass  # the step that needs it says so
 
 
-def _save_point(out: Path, doc: dict, scratch: Path) -> None:
+def _save_point(out: Path, doc: ResultsDoc, scratch: Path) -> None:
     shutil.rmtree(scratch)
     save_results(out / "results.json", doc)
 
 
-def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
+def _finish(doc: ResultsDoc, out: Path, interrupted: bool, args) -> int:
     from ..analysis import analyze
     from ..summary import print_summary
 
@@ -408,7 +409,7 @@ def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
     return 0
 
 
-def _render_report(doc: dict, out: Path):
+def _render_report(doc: ResultsDoc, out: Path):
     try:
         from ..report import render_report
     except ImportError:

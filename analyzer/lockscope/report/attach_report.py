@@ -14,6 +14,8 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.attach import analyze_attach
+from ..schema import AttachAnalysis, ResultsDoc
+from ..schema import attach_analysis as stored_analysis
 from .fmt import duration_ns, size_bytes
 from .html import inline_svg
 from .outputs import MARKER
@@ -22,13 +24,13 @@ VERDICT_CLASS = {"idle": "good", "inconclusive": "unknown", "cpu_bound": "warn",
                  "device_bound": "warn", "durability_bound": "warn"}
 
 
-def attach_analysis(doc: dict) -> dict:
+def attach_analysis(doc: ResultsDoc) -> AttachAnalysis:
     """analysis.attach of the document, recomputed when absent."""
-    a = (doc.get("analysis") or {}).get("attach")
+    a = stored_analysis(doc.get("analysis"))
     return a if isinstance(a, dict) and "classes" in a else analyze_attach(doc)
 
 
-def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
+def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
     """Everything the attach templates show, already formatted."""
     a = attach_analysis(doc)
     t = doc.get("target") or {}
@@ -67,7 +69,7 @@ def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
         "partial": bool(doc.get("partial")),
         "target": t, "ended": at.get("ended", ""), "window": f"{window:.1f}",
         "threads": a.get("threads", 0), "idle_threads": a.get("idle_threads", 0),
-        "verdict": v, "verdict_class": VERDICT_CLASS.get(v.get("kind"), "bad"),
+        "verdict": v, "verdict_class": VERDICT_CLASS.get(str(v.get("kind")), "bad"),
         "oncpu": f"{a.get('oncpu_ns', 0) / 1e9 / window:.2f}" if window else "0",
         "lost": f"{a.get('lost_ns', 0) / 1e9:.1f}", "idle": f"{a.get('idle_ns', 0) / 1e9:.1f}",
         "classes": classes, "files": files,
@@ -89,7 +91,7 @@ def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
     }
 
 
-def render_attach_html(doc: dict, plots, flames, base: Path, source: str = "") -> str:
+def render_attach_html(doc: ResultsDoc, plots, flames, base: Path, source: str = "") -> str:
     from .html import flame_entries
     from .templating import TEMPLATES, environment
 
@@ -105,7 +107,7 @@ def render_attach_html(doc: dict, plots, flames, base: Path, source: str = "") -
         flame_notes=flames.notes if flames else [])
 
 
-def render_attach_markdown(doc: dict, plots, source: str = "") -> str:
+def render_attach_markdown(doc: ResultsDoc, plots, source: str = "") -> str:
     from .templating import environment
 
     m = attach_model(doc, source)
@@ -113,7 +115,7 @@ def render_attach_markdown(doc: dict, plots, source: str = "") -> str:
         m=m, plots=[p for p in plots if p.png is not None])
 
 
-def attach_json(doc: dict, source: str = "") -> dict[str, Any]:
+def attach_json(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
     return {"generator": f"{MARKER} {__version__}", "source": source,
             "schema": doc.get("schema"), "kind": "attach",
             "created_wall": doc.get("created_wall"),

@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..schema import ResultsDoc
 from .model import ReportModel
 
 
-def report_json(doc: dict[str, Any], model: ReportModel) -> dict[str, Any]:
+def report_json(doc: ResultsDoc, model: ReportModel) -> dict[str, Any]:
     """``{generator, source, schema, created_wall, analysis, derived, notes}``.
 
     ``analysis`` is results.json's own analysis section, keyed by filesystem.
     A filesystem without one gets points computed from its runs' workload
     statistics (no verdict), and is listed in ``derived``.
     """
-    analysis = doc.get("analysis") if isinstance(doc.get("analysis"), dict) else {}
-    out_analysis = dict(analysis)
+    analysis = doc.get("analysis")
+    if not isinstance(analysis, dict):
+        analysis = {}
+    out_analysis: dict[str, Any] = dict(analysis)
     derived = []
     for v in model.filesystems:
         if not isinstance(analysis.get(v.name), dict) or not v.from_analysis:

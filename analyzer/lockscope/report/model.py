@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .. import __version__
+from ..schema import ResultsDoc, Run
 from ..recorder_cost import cost_sentence, shed_notes
 from . import fmt
 from .flame.graphs import group_runs
 from .notes import feature_rows, missing_notes
 
 
-def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _points_from_runs(runs: list[Run]) -> list[dict[str, Any]]:
     """Scaling points for a recording without analysis (e.g. made before the analyzer
     ran): the analyzer's own figures, over the runs that are readable."""
     from ..analysis.scaling import build_points
@@ -25,12 +26,13 @@ def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     readable = []
     for run in runs:
         try:
-            int(run.get("threads"))
+            int(run.get("threads"))  # type: ignore[arg-type]  # None or junk: unreadable
         except (TypeError, ValueError):
             continue
         if isinstance(run.get("workload"), dict):
             readable.append(run)
-    return build_points(readable)[0] if readable else []
+    # the view reads points as plain dicts, as it reads them from any document
+    return cast("list[dict[str, Any]]", build_points(readable)[0]) if readable else []
 
 
 VERDICTS = {
@@ -212,7 +214,7 @@ def _headline(points: list[dict[str, Any]]) -> str:
             f"(efficiency {eff} at {hi.get('threads')})")
 
 
-def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any]],
+def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[Run],
             facts: dict[str, Any]) -> FsView:
     """Build one filesystem's view from its analysis, or from its runs when that is absent."""
     a = _dict(analysis)
@@ -247,7 +249,7 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
         v.verdict_label, v.verdict_class = VERDICTS.get(
             v.verdict["kind"], (str(v.verdict["kind"]).replace("_", " "), "unknown"))
         v.reasons = [REASONS.get(r, str(r)) for r in _list(verdict.get("reasons"))]
-    v.causes = [{"reason": REASONS.get(c.get("reason"), str(c.get("reason") or "")),
+    v.causes = [{"reason": REASONS.get(str(c.get("reason")), str(c.get("reason") or "")),
                  "rule": str(c.get("rule") or ""),
                  "kernel_source": str(c.get("kernel_source") or ""),
                  "evidence": str(c.get("evidence") or ""),
@@ -292,7 +294,8 @@ def _fs_fact_row(name: str, f: dict[str, Any]) -> dict[str, str]:
             "mount_options": str(f.get("mount_options") or "-"),
             "block_size": fmt.size_bytes(f.get("block_size")),
             "image": fmt.size_bytes(f.get("image_bytes")),
-            "made_by_lockscope": {True: "yes", False: "no"}.get(f.get("made_by_lockscope"), "-")}
+            "made_by_lockscope": ("yes" if f["made_by_lockscope"] else "no")
+            if isinstance(f.get("made_by_lockscope"), bool) else "-"}
 
 
 def _comparison(comp: Any) -> dict[str, Any] | None:
@@ -304,13 +307,14 @@ def _comparison(comp: Any) -> dict[str, Any] | None:
         e = _dict(e)
         rows.append({"fs": fs, "speedup": fmt.ratio(e.get("speedup")),
                      "efficiency": fmt.share(e.get("efficiency")),
-                     "verdict": VERDICTS.get(e.get("verdict"), (str(e.get("verdict") or "-"),))[0]})
+                     "verdict": VERDICTS.get(str(e.get("verdict")),
+                                             (str(e.get("verdict") or "-"), ""))[0]})
     return {"threads": c.get("threads"), "best": c.get("best"), "ratio": fmt.ratio(c.get("ratio")),
             "difference_lock": c.get("difference_lock"), "summary": c.get("summary") or "",
             "rows": rows}
 
 
-def build_model(doc: dict[str, Any], source: str = "") -> ReportModel:
+def build_model(doc: ResultsDoc, source: str = "") -> ReportModel:
     """The whole report model of one results.json document."""
     host = _dict(doc.get("host"))
     wl = _dict(doc.get("workload"))
@@ -330,10 +334,10 @@ def build_model(doc: dict[str, Any], source: str = "") -> ReportModel:
     job = [(str(k), str(v)) for k, v in _dict(wl.get("job")).items()]
     cmd = doc.get("command")
     command = shlex.join(str(c) for c in cmd) if isinstance(cmd, list) else str(cmd or "")
-    reproduce = [str(r) for r in _list(doc.get("reproduce"))] if not isinstance(
-        doc.get("reproduce"), str) else [doc["reproduce"]]
+    given: Any = doc.get("reproduce")
+    reproduce = [given] if isinstance(given, str) else [str(r) for r in _list(given)]
     scenario = str(wl.get("scenario") or "recording")
-    runs_list = [r for r in _list(doc.get("runs")) if isinstance(r, dict)]
+    runs_list = cast("list[Run]", [r for r in _list(doc.get("runs")) if isinstance(r, dict)])
     return ReportModel(
         title=f"lockscope: {scenario} on {', '.join(names) or 'no filesystem'}",
         generator=f"lockscope report {__version__}", source=source,

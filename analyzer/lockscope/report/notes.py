@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ..schema import ResultsDoc
+
 _ON_KEYS = ("enabled", "on", "ok", "attached", "available")
 
 
@@ -53,7 +55,7 @@ def _threads_text(threads: set[int]) -> str:
     return ", ".join(map(str, ts)) + (" thread" if ts == [1] else " threads")
 
 
-def missing_notes(doc: dict[str, Any]) -> list[str]:
+def missing_notes(doc: ResultsDoc) -> list[str]:
     """Sentences saying which data is absent and why; empty when the recording is complete."""
     notes: list[str] = []
     if doc.get("partial"):
@@ -71,7 +73,7 @@ def missing_notes(doc: dict[str, Any]) -> list[str]:
         trace = run.get("trace")
         if not isinstance(trace, dict):
             why = run.get("trace_error") or "no reason recorded"
-            untraced[(fs, str(why))].add(run.get("threads"))
+            untraced[(fs, str(why))].add(int(run.get("threads") or 0))
             continue
         traced_runs += 1
         for f in normalize_features(trace.get("features")):
@@ -107,6 +109,6 @@ def missing_notes(doc: dict[str, Any]) -> list[str]:
     return notes
 
 
-def feature_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def feature_rows(doc: ResultsDoc) -> list[dict[str, Any]]:
     """The host's recorder feature table (host.features), normalized."""
     return normalize_features((doc.get("host") or {}).get("features"))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..schema import ResultsDoc
 from .flame.graphs import Drawer, FlameSet, collect, files_written
 from .flame.inferno import MISSING_NOTE, find_inferno
 from .html import render_html
@@ -72,7 +73,7 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
+def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
                   formats: Iterable[str] = ("html",), *,
                   names: dict[str, str | os.PathLike] | None = None,
                   flame: bool = True, force: bool = False, source: str = "",
@@ -124,6 +125,7 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
                              png_prefix=targets["md"].stem if "md" in formats else "report",
                              svg="html" in formats, figures=ATTACH_FIGURES)
     elif visual:
+        assert model is not None     # built for every sweep document
         png_dir = None
         if "md" in formats:
             png_dir = targets["md"].parent
@@ -143,14 +145,16 @@ def render_report(doc: dict[str, Any], out_dir: str | os.PathLike,
 
     if attach:
         _write_attach(doc, targets, plots, flames, source, result)
-    elif "html" in formats:
-        result.outputs["html"] = _write(targets["html"], render_html(
-            model, plots, flames, targets["html"].parent))
-    if "md" in formats and not attach:
-        result.outputs["md"] = _write(targets["md"], render_markdown(
-            model, plots, flames, targets["md"].parent))
-    if "json" in formats and not attach:
-        result.outputs["json"] = _write(targets["json"], dumps(report_json(doc, model)))
+    else:
+        assert model is not None
+        if "html" in formats:
+            result.outputs["html"] = _write(targets["html"], render_html(
+                model, plots, flames, targets["html"].parent))
+        if "md" in formats:
+            result.outputs["md"] = _write(targets["md"], render_markdown(
+                model, plots, flames, targets["md"].parent))
+        if "json" in formats:
+            result.outputs["json"] = _write(targets["json"], dumps(report_json(doc, model)))
     result.files.extend(result.outputs.values())
     guard.save()
     return result

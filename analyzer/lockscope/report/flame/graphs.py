@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ...schema import ResultsDoc, Run
 from .. import fmt
 from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
 from .inferno import Inferno, InfernoError
@@ -79,7 +80,7 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("._") or "fs"
 
 
-def group_runs(doc: dict[str, Any]) -> dict[str, dict[int, list[dict[str, Any]]]]:
+def group_runs(doc: ResultsDoc) -> dict[str, dict[int, list[Run]]]:
     """runs grouped as {fs: {threads: [runs…]}}, filesystems in first-seen order."""
     out: dict[str, dict[int, list[dict[str, Any]]]] = {}
     for run in doc.get("runs") or []:
@@ -105,7 +106,7 @@ def _title(fs: str, kind: str, threads: int, total: int, repeats: int) -> tuple[
     return title, sub
 
 
-def collect(doc: dict[str, Any], flame_dir: str | os.PathLike, *,
+def collect(doc: ResultsDoc, flame_dir: str | os.PathLike, *,
             kinds: Iterable[str] = KINDS, only_fs: str | None = None,
             only_threads: int | None = None, diff: tuple[int, int] | None = None,
             with_diff: bool = True,
