@@ -11,9 +11,11 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .analysis.series import interval_throughput, interval_wait_classes
 from .analysis.waitclass import CLASSES, LOSS_CLASSES
+from .schema import TraceSection
 
 PLAIN_EVERY_S = 5.0
 
@@ -43,7 +45,7 @@ class AttachProgress:
         self.sampler = sampler
         self.started = time.monotonic()
         self.tty = sys.stderr.isatty()
-        self._live = None
+        self._live: Any = None          # a rich Live on a terminal
         self._series_pos = 0
         self._last_plain = 1.0 - PLAIN_EVERY_S  # the first plain line after one second
         self._last_io: tuple[float, dict] | None = None
@@ -65,7 +67,7 @@ class AttachProgress:
         if self._live:
             self._live.__exit__(*exc)
 
-    def _series_tail(self) -> dict | None:
+    def _series_tail(self) -> TraceSection | None:
         """The newest complete interval line of the recorder's series file."""
         if not self.series_path or not self.series_path.exists():
             return None
@@ -97,7 +99,7 @@ class AttachProgress:
             classes = interval_wait_classes(interval)
             loss = {k: v for k, v in classes.items() if k in LOSS_CLASSES and v > 0}
             if loss:
-                top = max(loss, key=loss.get)
+                top = max(loss, key=lambda k: loss[k])
                 dur = (interval.get("interval") or {}).get("duration_ns") or 1e9
                 parts.append(f"top wait: {CLASSES[top]} {loss[top] / dur:.1f} threads")
         else:

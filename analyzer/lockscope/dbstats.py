@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 MYSQL_COUNTERS = ("Com_commit", "Com_rollback", "Questions", "Innodb_data_fsyncs",
@@ -77,7 +78,7 @@ class Sampler:
         self.names: dict[tuple[int, int], str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._conn = None
+        self._conn: Any = None      # the driver's connection, once connected
 
     # -- to implement
     def connect(self):

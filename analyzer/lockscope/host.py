@@ -6,6 +6,9 @@ import os
 import platform
 import socket
 from pathlib import Path
+from typing import cast
+
+from .schema import FsFacts, Host
 
 
 def _meminfo_bytes() -> int:
@@ -56,17 +59,18 @@ def cgroup2_root() -> Path | None:
     return next((Path(m["mountpoint"]) for m in mounts() if m["fstype"] == "cgroup2"), None)
 
 
-def host_facts() -> dict:
+def host_facts() -> Host:
     u = platform.uname()
     return {"kernel": u.release, "kernel_version": u.version, "machine": u.machine,
             "cpus": os.cpu_count(), "memory_bytes": _meminfo_bytes(),
             "hostname": socket.gethostname(), "filesystems": {}}
 
 
-def filesystem_facts(path: str, image: str | None = None, image_bytes: int | None = None) -> dict:
+def filesystem_facts(path: str, image: str | None = None, image_bytes: int | None = None
+                      ) -> FsFacts:
     m = mount_of(path)
     facts = {**m, "block_size": os.statvfs(path).f_bsize, "made_by_lockscope": image is not None}
     if image:
         facts.update({"backing": image, "backing_device": block_device_of(os.path.dirname(image)),
                       "image_bytes": image_bytes})
-    return facts
+    return cast(FsFacts, facts)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any, cast
+
+from .schema import EngineJson
 
 
 class SweepProgress:
@@ -13,8 +16,8 @@ class SweepProgress:
         self.runtime_s = runtime_s
         self.started = time.monotonic()
         self.tty = sys.stderr.isatty()
-        self._progress = None
-        self._task = None
+        self._progress: Any = None      # a rich Progress on a terminal
+        self._task: Any = None
 
     def __enter__(self) -> SweepProgress:
         if self.tty:
@@ -55,7 +58,7 @@ class SweepProgress:
     def end_point(self, index: int, label: str, workload: dict, trace_error: str | None) -> None:
         from .analysis.runs import workload_figures
 
-        f = workload_figures({"workload": workload})
+        f = workload_figures({"workload": cast(EngineJson, workload)})
         line = (f"{self._elapsed()} {self.label}: {f['iops']:,.0f} IOPS "
                 f"{f['bw_bytes'] / 2**20:.1f} MiB/s"
                 + (f" (no trace: {trace_error})" if trace_error else ""))

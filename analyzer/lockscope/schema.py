@@ -329,14 +329,15 @@ class FsFacts(TypedDict, total=False):
     mount_options: str
     mountpoint: str
     block_size: int
-    image_bytes: int
+    image_bytes: int | None
     made_by_lockscope: bool
 
 
 class Host(TypedDict, total=False):
     kernel: str
+    kernel_version: str
     machine: str
-    cpus: int
+    cpus: int | None
     memory_bytes: int
     hostname: str
     filesystems: dict[str, FsFacts]

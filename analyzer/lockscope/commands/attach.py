@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
@@ -145,7 +146,7 @@ def run(args) -> int:
                     "repeat": 0, "workload": {}, "trace": trace, "trace_error": trace_error,
                     "files": _file_facts(trace)}]
     doc["host"]["filesystems"] = _filesystems(trace)
-    return _finish(doc, out, args, ended)
+    return _finish(cast(ResultsDoc, doc), out, args, ended)
 
 
 def _raise_interrupt(signum, frame):
@@ -185,6 +186,7 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
                                stderr=log, text=True, bufsize=1, preexec_fn=_die_with_parent)
         try:
             _read_ready(rec, "lockscope-record", 60, log)
+            assert rec.stdin is not None     # stdin=PIPE
             rec.stdin.write("start\n")
             rec.stdin.flush()
             if sampler is not None:
@@ -193,6 +195,7 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
                   f"for {args.duration:g} s; Ctrl-C stops early and keeps the window so far",
                   file=sys.stderr, flush=True)
             deadline = time.monotonic() + args.duration
+            live_line = True
             with AttachProgress(target.label(), args.duration, series_path,
                                 sampler) as progress:
                 while rec.poll() is None:
@@ -204,11 +207,12 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
                         ended = "target exited"
                         break
                     try:
-                        progress.tick(pids)
+                        if live_line:
+                            progress.tick(pids)
                     except (OSError, ValueError, KeyError) as exc:
                         # the live line is a convenience: it never ends the trace
                         print(f"lockscope attach: live line off: {exc!r}", file=sys.stderr)
-                        progress.tick = lambda pids: None
+                        live_line = False
                     time.sleep(min(1.0, max(deadline - now, 0.05)))
         except KeyboardInterrupt:
             ended = "interrupted"
@@ -241,6 +245,7 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
 
 def _end_recorder(rec: subprocess.Popen) -> None:
     """Close the window (second line / EOF) and let the recorder write its document."""
+    assert rec.stdin is not None and rec.stdout is not None     # both PIPE
     if rec.poll() is None:
         try:
             rec.stdin.write("stop\n")

@@ -84,8 +84,9 @@ def run(args: argparse.Namespace) -> int:
         graphs = [g for g in flames.graphs if bool(g.diff) == bool(diff)]
         if not graphs:
             raise LockscopeError(f"no {args.kind} stacks recorded for {fs} at "
-                                 f"{threads if threads else diff[1]} threads")
+                                 f"{threads if threads or not diff else diff[1]} threads")
         graph = graphs[0]
+        assert graph.folded is not None     # collect plans only graphs with stacks
         inferno = find_inferno()
         if inferno is None or (diff and inferno.diff_folded is None):
             if not diff:

@@ -19,6 +19,7 @@ import sys
 import threading
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
@@ -29,8 +30,8 @@ from ..point import clean_workdir, engine_argv, run_point
 from ..progress import SweepProgress
 from ..recorder_cost import recorder_cost
 from ..results import SCHEMA, save_results
-from ..schema import ResultsDoc
 from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
+from ..schema import ResultsDoc
 from ..sizes import parse_size
 
 SUPPORTED_FS = ("ext4", "xfs")
@@ -171,6 +172,7 @@ def run(args) -> int:
         for t in targets.values():
             _check_space(t, need, f"the workload on {t}")
     else:
+        assert image_bytes is not None
         if image_bytes < need:
             raise UsageError(f"--image-size {args.image_size} is too small for the workload "
                              f"({need >> 20} MiB needed)")
@@ -179,7 +181,7 @@ def run(args) -> int:
         _check_space(image_dir, need * len(fss), f"{len(fss)} loop image(s)")
     out = new_out_dir(args.out, "lockscope")
 
-    doc = {
+    doc: ResultsDoc = {
         "schema": SCHEMA, "partial": True,
         "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"),
@@ -257,7 +259,7 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
     """Make (or enter) one working directory per filesystem; undone by the ExitStack
     (loop filesystems are torn down in parallel: each teardown waits on the kernel)."""
     workdirs = {}
-    made = []
+    made: list[Any] = []
     stack.callback(lambda: _destroy_all(made))
     for label in fss:
         if targets:
@@ -364,7 +366,7 @@ class KindsSeen:
             return
         # a group off only because of --attach-kinds reads as it did at the first point
         for i, f in enumerate(feats):
-            old = self.first.get(f.get("name")) if isinstance(f, dict) else None
+            old = self.first.get(str(f.get("name"))) if isinstance(f, dict) else None
             if old and not f.get("enabled") and not old.get("enabled") and \
                     "not in --attach-kinds" in str(f.get("reason")):
                 feats[i] = old

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .. import __version__
-from ..schema import ResultsDoc, Run
 from ..recorder_cost import cost_sentence, shed_notes
+from ..schema import ResultsDoc, Run
 from . import fmt
 from .flame.graphs import group_runs
 from .notes import feature_rows, missing_notes
 
 
-def _points_from_runs(runs: list[Run]) -> list[dict[str, Any]]:
+def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Scaling points for a recording without analysis (e.g. made before the analyzer
     ran): the analyzer's own figures, over the runs that are readable."""
     from ..analysis.scaling import build_points
@@ -32,7 +32,8 @@ def _points_from_runs(runs: list[Run]) -> list[dict[str, Any]]:
         if isinstance(run.get("workload"), dict):
             readable.append(run)
     # the view reads points as plain dicts, as it reads them from any document
-    return cast("list[dict[str, Any]]", build_points(readable)[0]) if readable else []
+    points = build_points(cast("list[Run]", readable))[0] if readable else []
+    return cast("list[dict[str, Any]]", points)
 
 
 VERDICTS = {
@@ -214,7 +215,7 @@ def _headline(points: list[dict[str, Any]]) -> str:
             f"(efficiency {eff} at {hi.get('threads')})")
 
 
-def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[Run],
+def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any]],
             facts: dict[str, Any]) -> FsView:
     """Build one filesystem's view from its analysis, or from its runs when that is absent."""
     a = _dict(analysis)

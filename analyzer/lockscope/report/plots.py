@@ -96,19 +96,20 @@ def scaling_figure(views: list[FsView]):
                 continue
             ys, lo, hi = [], [], []
             for p in pts:
-                s = p.get(key) if isinstance(p.get(key), dict) else {"mean": p.get(key)}
+                given = p.get(key)
+                s: dict[str, Any] = given if isinstance(given, dict) else {"mean": given}
                 m = as_float(s.get("mean")) or 0.0
                 ys.append(m * scale)
                 lo.append(max(0.0, (m - (as_float(s.get("min")) or m)) * scale))
                 hi.append(max(0.0, ((as_float(s.get("max")) or m) - m) * scale))
             ax.errorbar(ns, ys, yerr=[lo, hi], color=color, marker="o", capsize=4, lw=2,
                         label=f"{v.name} measured (min–max over repeats)")
-            conv = scale * (bytes_per_io if key == "bw_bytes" else 1.0)
+            conv = scale * (bytes_per_io or 1.0) if key == "bw_bytes" else scale
             fine = [ns[0] + (ns[-1] - ns[0]) * k / 100 for k in range(101)]
             curve = [_usl_curve(v.usl, n) for n in fine]
             if all(c is not None for c in curve) and len(ns) > 1:
-                ax.plot(fine, [c * conv for c in curve], color=color, ls="--", lw=1.2,
-                        label=f"{v.name} USL fit")
+                ax.plot(fine, [c * conv for c in curve if c is not None], color=color, ls="--",
+                        lw=1.2, label=f"{v.name} USL fit")
             x1 = ys[0] / ns[0]
             ax.plot([ns[0], ns[-1]], [x1 * ns[0], x1 * ns[-1]], color=color, ls=":", lw=1.2,
                     alpha=0.8, label=f"{v.name} ideal N·X(1)")
@@ -141,7 +142,7 @@ def _share_columns(v: FsView) -> tuple[list[int], list[tuple[str, str, list[floa
     keys = sorted(weight, key=lambda k: -weight[k])[:MAX_INODE_LOCKS]
     series: list[tuple[str, str, list[float]]] = []
     for cat, label, color in SHARE_CATEGORIES:
-        if cat != "inode_lock":
+        if color is not None:    # every category but the inode locks, split below
             vals = [100 * (as_float(p["time_share"].get(cat)) or 0.0) for p in pts]
             series.append((label, color, vals))
             continue
@@ -252,7 +253,8 @@ def render_plots(views: Any, png_dir: Path | None = None, png_prefix: str = "rep
     plots = []
     for name, title, make in figures or FIGURES:
         # A per-plot hash salt keeps matplotlib's generated ids distinct between plots.
-        with matplotlib.rc_context(dict(RC, **{"svg.hashsalt": f"lockscope-{name}"})):
+        rc: Any = {**RC, "svg.hashsalt": f"lockscope-{name}"}
+        with matplotlib.rc_context(rc):
             fig = make(views)
             if fig is None:
                 continue

@@ -20,7 +20,6 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import UsageError
 from ..schema import ResultsDoc

@@ -19,10 +19,11 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ...analysis.holders import sample_activity
 from ...analysis.runs import lock_key, worker_tids
+from ...schema import HolderSample, Run, TraceLock
 
 KINDS = ("lockwait", "offcpu", "holders")
 # The weight each kind carries, for titles and count names.
@@ -103,8 +104,8 @@ def strip_offsets(text: str) -> str:
 
 def _record_stack(rec: dict[str, Any]) -> str | None:
     """Root-first folded stack of a record with leaf-first kstack/ustack lists."""
-    kstack = rec.get("kstack") if isinstance(rec.get("kstack"), list) else []
-    ustack = rec.get("ustack") if isinstance(rec.get("ustack"), list) else []
+    kstack: list[Any] = rec["kstack"] if isinstance(rec.get("kstack"), list) else []
+    ustack: list[Any] = rec["ustack"] if isinstance(rec.get("ustack"), list) else []
     if not kstack and not ustack:
         return None
     # Offsets would split one function into many frames; flame graphs merge by name.
@@ -128,9 +129,9 @@ def holders_folded(trace: dict[str, Any]) -> dict[str, int]:
     for s in samples:
         if not isinstance(s, dict) or s.get("addr") != top.get("addr"):
             continue
-        act = sample_activity(s) or str(s.get("state") or "unknown")
-        kstack = s.get("kstack") if isinstance(s.get("kstack"), list) else []
-        frames = [lock_key(top).replace(";", ","), act]
+        act = sample_activity(cast(HolderSample, s)) or str(s.get("state") or "unknown")
+        kstack: list[Any] = s["kstack"] if isinstance(s.get("kstack"), list) else []
+        frames = [lock_key(cast(TraceLock, top)).replace(";", ","), act]
         if s.get("owner_comm"):
             frames.append(str(s["owner_comm"]))
         frames += [strip_offsets(str(f)) + "_[k]" for f in reversed(kstack)]
@@ -172,7 +173,7 @@ def run_folded(run: dict[str, Any], kind: str) -> Any:
     trace = run.get("trace")
     if not isinstance(trace, dict):
         return None
-    tids = worker_tids(run)
+    tids = worker_tids(cast(Run, run))
     if kind == "offcpu" and tids and any(
             isinstance(r, dict) and "tid" in r for r in trace.get("offcpu") or []):
         # The recorder's folded lines carry no thread: they would include the

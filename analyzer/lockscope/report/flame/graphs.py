@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ...schema import ResultsDoc, Run
+from ...schema import ResultsDoc
 from .. import fmt
 from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
 from .inferno import Inferno, InfernoError
@@ -80,15 +80,17 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("._") or "fs"
 
 
-def group_runs(doc: ResultsDoc) -> dict[str, dict[int, list[Run]]]:
-    """runs grouped as {fs: {threads: [runs…]}}, filesystems in first-seen order."""
+def group_runs(doc: ResultsDoc) -> dict[str, dict[int, list[dict[str, Any]]]]:
+    """runs grouped as {fs: {threads: [runs…]}}, filesystems in first-seen order.
+    Runs stay plain dicts: the graphs read whatever a document holds."""
     out: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for run in doc.get("runs") or []:
+    runs: list[Any] = list(doc.get("runs") or [])
+    for run in runs:
         if not isinstance(run, dict) or "fs" not in run:
             continue
         try:
-            n = int(run.get("threads"))
-        except (TypeError, ValueError):
+            n = int(run["threads"])
+        except (KeyError, TypeError, ValueError):
             continue
         out.setdefault(str(run["fs"]), {}).setdefault(n, []).append(run)
     return out
@@ -200,9 +202,12 @@ def _palette(g: Graph) -> str:
 
 
 def _draw(inferno: Inferno, g: Graph) -> None:
+    assert g.folded is not None and g.svg is not None   # planned graphs have both
     try:
         if g.diff:
+            assert g.pair is not None                      # a differential graph has its pair
             before, after = g.pair
+            assert after.folded is not None
             if before is None:
                 fd, empty = tempfile.mkstemp(prefix=".empty-", suffix=".folded",
                                              dir=g.folded.parent)
@@ -212,6 +217,7 @@ def _draw(inferno: Inferno, g: Graph) -> None:
                 finally:
                     os.unlink(empty)
             else:
+                assert before.folded is not None
                 inferno.diff(before.folded, after.folded, g.folded, normalize=True)
             # Differential graphs use inferno's own red/blue hues; the palette is ignored.
             inferno.render(g.folded, g.svg, title=g.title, subtitle=g.subtitle,
