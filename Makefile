@@ -1,6 +1,6 @@
 # lockscope: two commands do all set-up on a fresh Debian 12 machine.
 #   make demo   install what is missing, build, put `lockscope` on PATH, run the main job
-#   make test   install what is missing, build, put `lockscope` on PATH, run the test suite
+#   make test   the same, then lint and type checks (make check), then the test suite
 # Both are idempotent: a second run only checks and rebuilds what changed.
 
 SHELL   := /bin/bash
@@ -19,7 +19,7 @@ INFERNO_VERSION := 0.12.8
 PREFIX   ?= /usr/local
 LAUNCHER := $(DESTDIR)$(PREFIX)/bin/lockscope
 
-.PHONY: all bins deps install demo test unit-test clean distclean
+.PHONY: all bins deps install demo check test unit-test clean distclean
 
 all: bins
 
@@ -48,9 +48,9 @@ $(STAMPS)/inferno: | $(STAMPS)/apt
 	fi
 	touch $@
 
-$(STAMPS)/venv: setup.py pyproject.toml requirements.txt | $(STAMPS)/apt
+$(STAMPS)/venv: setup.py pyproject.toml requirements.txt requirements-dev.txt | $(STAMPS)/apt
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -72,10 +72,15 @@ demo: deps bins install
 	$(VENV)/bin/lockscope doctor >/dev/null || $(VENV)/bin/lockscope doctor
 	$(VENV)/bin/lockscope sweep --out results/sweep-$$(date +%Y%m%d-%H%M%S)
 
-test: deps bins install
+# Lint and type checks (settings in pyproject.toml): the analysis is checked strictly.
+check: $(STAMPS)/venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: deps bins install check
 	$(PY) -m pytest tests
 
-unit-test: $(STAMPS)/venv
+unit-test: check
 	$(PY) -m pytest tests -m "not kernel"
 
 clean:

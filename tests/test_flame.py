@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.analysis.runs import worker_tids
+from lockscope.report.flame.folded import merge
+
 from conftest import require_tool
-from synthetic_results import make_results
+from recorded import recorded_sweep, runs_at, thread_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCKSCOPE = [sys.executable, "-m", "lockscope"]
@@ -29,8 +32,12 @@ def _run(*args, env=None):
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
     p = tmp_path_factory.mktemp("flame") / "results.json"
-    p.write_text(json.dumps(make_results(stacks=40, repeats=2)))
+    p.write_text(json.dumps(recorded_sweep()))
     return p
+
+
+DOC = recorded_sweep()
+LO, HI = thread_counts(DOC, "ext4")[0], thread_counts(DOC, "ext4")[-1]
 
 
 @pytest.fixture
@@ -46,44 +53,53 @@ def _titles(svg: Path) -> str:
 
 def test_lockwait_graph(results, tmp_path, inferno):
     out = tmp_path / "ext4.svg"
-    res = _run("flame", results, "--kind", "lockwait", "--fs", "ext4", "--threads", 8, "-o", out)
+    res = _run("flame", results, "--kind", "lockwait", "--fs", "ext4", "--threads", HI, "-o", out)
     assert res.returncode == 0, res.stderr
     text = out.read_text()
-    assert "ext4: lock waits at 8 threads (ns waited)" in text
-    assert "ns waited" in _titles(out) and "ext4_dio_write_iter" in _titles(out)
-    assert (tmp_path / "ext4.folded").read_text().count("\n") > 10
+    assert f"ext4: lock waits at {HI} threads (ns waited)" in text
+    waited_in = DOC["analysis"]["ext4"]["locks"][0]["functions"][0]   # the top lock's waiter
+    assert "ns waited" in _titles(out) and waited_in in _titles(out)
+    # one line per distinct stack of the point's runs
+    lines = (tmp_path / "ext4.folded").read_text().splitlines()
+    assert len(lines) == len(merge(runs_at(DOC, "ext4", HI), "lockwait")) > 1
 
 
 def test_offcpu_graph_defaults_to_highest_thread_count(results, tmp_path, inferno):
     out = tmp_path / "off.svg"
     res = _run("flame", results, "--kind", "offcpu", "--fs", "xfs", "-o", out)
     assert res.returncode == 0, res.stderr
-    assert "xfs: off-CPU time at 8 threads (ns blocked)" in out.read_text()
-    assert "io_schedule" in _titles(out)
+    hi = thread_counts(DOC, "xfs")[-1]
+    assert f"xfs: off-CPU time at {hi} threads (ns blocked)" in out.read_text()
+    # the frames of the workers' heaviest off-CPU stack are the widest: all drawn
+    heaviest = max((rec for run in runs_at(DOC, "xfs", hi) for rec in run["trace"]["offcpu"]
+                    if rec["tid"] in worker_tids(run)), key=lambda rec: rec["total_ns"])
+    for frame in heaviest["kstack"]:
+        assert frame.split("+")[0] in _titles(out)
 
 
 def test_differential_graph(results, tmp_path, inferno):
     out = tmp_path / "diff.svg"
-    res = _run("flame", results, "--fs", "ext4", "--diff", "1:8", "-o", out)
+    res = _run("flame", results, "--fs", "ext4", "--diff", f"{LO}:{HI}", "-o", out)
     assert res.returncode == 0, res.stderr
-    assert "what grew from 1 to 8 threads" in out.read_text()
+    assert f"what grew from {LO} to {HI} threads" in out.read_text()
     ET.parse(out)
     rows = (tmp_path / "diff.folded").read_text().splitlines()
     assert rows and all(len(r.split(" ")) == 3 for r in rows)
 
 
 def test_default_output_name(results, tmp_path, inferno):
-    res = subprocess.run(LOCKSCOPE + ["flame", str(results), "--fs", "xfs", "--threads", "2"],
+    n = thread_counts(DOC, "xfs")[0]
+    res = subprocess.run(LOCKSCOPE + ["flame", str(results), "--fs", "xfs", "--threads", str(n)],
                          capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr
-    assert (tmp_path / "xfs-lockwait-2threads.svg").is_file()
-    assert (tmp_path / "xfs-lockwait-2threads.folded").is_file()
+    assert (tmp_path / f"xfs-lockwait-{n}threads.svg").is_file()
+    assert (tmp_path / f"xfs-lockwait-{n}threads.folded").is_file()
 
 
 @pytest.mark.parametrize("args, words", [
     (["--threads", "8"], "--fs"),                                  # two filesystems ran
     (["--fs", "btrfs"], "btrfs"),
-    (["--fs", "ext4", "--threads", "3"], "3 threads"),
+    (["--fs", "ext4", "--threads", "3"], "3 threads"),             # 1, 2 and 4 ran
     (["--fs", "ext4", "--diff", "1-8"], "1:8"),
 ])
 def test_bad_choices_are_one_line_usage_errors(results, tmp_path, args, words):

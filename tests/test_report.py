@@ -1,4 +1,5 @@
-"""lockscope report, rendered in-process from synthetic recordings: HTML, Markdown, JSON."""
+"""lockscope report, rendered in-process from a real recorded sweep and the real analyzer's
+analysis of it (tests/recorded.py): HTML, Markdown, JSON."""
 
 from __future__ import annotations
 
@@ -10,14 +11,23 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
-from conftest import require_tool
-from synthetic_results import make_results
-
+from lockscope.analysis import analyze
 from lockscope.errors import UsageError
 from lockscope.report import render_report
-from lockscope.report.html import flame_for_embedding, inline_svg
 from lockscope.report.flame.folded import iter_folded, merge, records_folded, strip_offsets
+from lockscope.report.html import flame_for_embedding, inline_svg
+from lockscope.report.model import VERDICTS
+
+from conftest import require_tool
+from recorded import (
+    expected_flame_graphs,
+    recorded_runs_only,
+    recorded_sweep,
+    runs_at,
+    thread_counts,
+)
 
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 
@@ -35,7 +45,7 @@ def inferno_path():
 
 @pytest.fixture(scope="module")
 def doc():
-    return make_results(stacks=60, repeats=2)
+    return recorded_sweep()
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +57,10 @@ def rendered(tmp_path_factory, doc, inferno_path):
 
 def _html(rendered) -> str:
     return (rendered[0] / "report.html").read_text()
+
+
+def _section(html: str, name: str, following: str) -> str:
+    return html[html.index(f'<section id="{name}">'):html.index(f'<section id="{following}">')]
 
 
 def test_render_report_writes_every_format(rendered):
@@ -66,12 +80,16 @@ def test_html_verdict_comes_first_with_evidence_and_remedies(rendered, doc):
               "reproduce")]
     assert order == sorted(order)
     verdict = html[order[0]:order[1]]
-    v = doc["analysis"]["ext4"]["verdict"]
-    assert "inode lock contention" in verdict.lower() and "scales" in verdict.lower()
-    assert v["kernel_function"] in verdict
-    for text in v["evidence"][:2] + v["remedies"][:1]:
-        assert text.replace("'", "&#39;") in verdict
-    assert "ext4_dio_write_checks" in verdict       # the kernel rule that fired
+    for fs in ("ext4", "xfs"):
+        v = doc["analysis"][fs]["verdict"]
+        assert VERDICTS[v["kind"]][0] in verdict        # the label of each verdict kind
+        assert str(escape(v["summary"])) in verdict
+        for text in v["evidence"][:2] + v["remedies"][:1]:
+            assert str(escape(text)) in verdict
+        if v["kernel_function"]:
+            assert v["kernel_function"] in verdict
+    for cause in doc["analysis"]["ext4"]["causes"]:        # the kernel rules that fired
+        assert str(escape(cause["kernel_source"])) in verdict
 
 
 def test_html_is_self_contained(rendered):
@@ -84,34 +102,46 @@ def test_html_is_self_contained(rendered):
     assert "<link" not in html
 
 
-def test_html_plots_are_inline_svg_with_unique_ids(rendered):
+def test_html_plots_are_inline_svg_with_unique_ids(rendered, doc):
     html = _html(rendered)
     figures = re.findall(r'<figure class="plot" id="(plot-[a-z-]+)">(.*?)</figure>', html, re.S)
     assert [f[0] for f in figures] == ["plot-scaling", "plot-time-share", "plot-latency"]
     ids: list[str] = []
-    for name, body in figures:
+    for _name, body in figures:
         svg = body[body.index("<svg"):body.index("</svg>") + 6]
         root = ET.fromstring(svg)
         assert root.tag.endswith("svg")
         ids += re.findall(r'\sid="([^"]+)"', svg)
     assert len(ids) == len(set(ids)), "ids collide between plots"
     scaling = figures[0][1]
-    for label in ("MiB/s", "IOPS", "threads", "USL fit", "ideal N·X(1)", "ext4", "xfs"):
+    for label in ("MiB/s", "IOPS", "threads", "ideal N·X(1)", "ext4", "xfs"):
         assert label in scaling, label
-    assert "% of thread time" in figures[1][1] and "i_rwsem on shared.dat" in figures[1][1]
+    if all(doc["analysis"][fs]["usl"]["ok"] for fs in ("ext4", "xfs")):
+        assert "USL fit" in scaling
+    # the heaviest inode lock at the highest thread count, named by its file
+    top = doc["analysis"]["ext4"]["points"][-1]["inode_locks"][0]
+    assert "% of thread time" in figures[1][1]
+    assert f"{top['kind']} on {Path(top['path']).name}" in figures[1][1]
     assert "completion latency (ms)" in figures[2][1] and "p99.9" in figures[2][1]
 
 
-def test_html_tables(rendered):
+def test_html_tables(rendered, doc):
     html = _html(rendered)
-    locks = html[html.index('<section id="locks">'):html.index('<section id="dio">')]
-    for text in ("i_rwsem", "/mnt/lockscope-ext4/shared.dat", "exclusive", "ext4_dio_write_iter",
-                 "total wait", "max wait", "p99 wait", "xfs_ilock"):
+    locks = _section(html, "locks", "dio")
+    ext4 = doc["analysis"]["ext4"]["locks"][0]
+    for text in (ext4["name"], ext4["path"], ext4["mode"], ext4["functions"][0],
+                 doc["analysis"]["xfs"]["locks"][0]["name"],
+                 "total wait", "max wait", "p99 wait"):
         assert text in locks, text
-    dio = html[html.index('<section id="dio">'):html.index('<section id="flame">')]
-    assert "(97%)" in dio and "unwritten" in dio and "hole" in dio
+    dio = _section(html, "dio", "flame")
+    row = doc["analysis"]["ext4"]["dio_classes"][0]
+    assert f"{row['hole']:,} ({100 * row['hole'] / row['writes']:.0f}%)" in dio
+    assert "unwritten" in dio and "hole" in dio
     host = html[html.index('<section id="host">'):]
-    for text in ("6.18.44", "rw,relatime", "/dev/loop0", "randwrite", "kprobe_extras"):
+    facts = doc["host"]["filesystems"]["ext4"]
+    recorder_groups = [f["name"] for f in doc["runs"][0]["trace"]["features"]]
+    for text in (doc["host"]["kernel"], facts["mount_options"], facts["device"],
+                 doc["workload"]["job"]["rw"], recorder_groups[0]):
         assert text in host, text
 
 
@@ -127,46 +157,49 @@ def test_flame_graphs_are_written_and_valid(rendered, doc):
     out, _ = rendered
     flame = out / "flame"
     svgs = sorted(flame.glob("*.svg"))
-    # 2 fs x 2 kinds x (4 thread counts + 1 differential)
-    assert len(svgs) == 20
+    assert {p.name for p in svgs} == expected_flame_graphs(doc)
     for svg in svgs:
         root = ET.parse(svg).getroot()
         assert root.tag.endswith("svg")
         assert svg.with_suffix(".folded").is_file()
-    titles = ET.tostring(ET.parse(flame / "ext4-lockwait-8threads.svg").getroot(), "unicode")
-    assert "ns waited" in titles and "lock waits at 8 threads" in titles
-    assert "ns blocked" in (flame / "ext4-offcpu-8threads.svg").read_text()
+    hi = thread_counts(doc, "ext4")[-1]
+    titles = ET.tostring(ET.parse(flame / f"ext4-lockwait-{hi}threads.svg").getroot(), "unicode")
+    assert "ns waited" in titles and f"lock waits at {hi} threads" in titles
+    assert "ns blocked" in (flame / f"ext4-offcpu-{hi}threads.svg").read_text()
     # The folded file holds the repeats' stacks: its total is their sum.
-    total = sum(int(line.rsplit(" ", 1)[1])
-                for line in (flame / "ext4-lockwait-8threads.folded").read_text().splitlines())
-    runs = [r for r in doc["runs"] if r["fs"] == "ext4" and r["threads"] == 8]
+    folded = (flame / f"ext4-lockwait-{hi}threads.folded").read_text()
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines())
+    runs = runs_at(doc, "ext4", hi)
     assert total == sum(merge(runs, "lockwait").values())
     # Frames are merged by function: the recorder's return offsets are gone.
     assert "+0x" in runs[0]["trace"]["folded"]["lockwait"][0]
-    assert "+0x" not in (flame / "ext4-lockwait-8threads.folded").read_text()
+    assert "+0x" not in folded
 
 
-def test_differential_graph(rendered):
+def test_differential_graph(rendered, doc):
     flame = rendered[0] / "flame"
-    diff = flame / "ext4-lockwait-diff-1to8threads.folded"
+    lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
+    diff = flame / f"ext4-lockwait-diff-{lo}to{hi}threads.folded"
     rows = [line.split(" ") for line in diff.read_text().splitlines()]
     assert rows and all(len(r) == 3 for r in rows), "diff folded has before and after counts"
     # Normalized: both columns carry the same total.
     before, after = (sum(int(r[i]) for r in rows) for i in (1, 2))
     assert abs(before - after) <= 0.01 * after + len(rows)
-    assert ET.parse(flame / "ext4-lockwait-diff-1to8threads.svg").getroot().tag.endswith("svg")
-    svg = (flame / "ext4-lockwait-diff-1to8threads.svg").read_text()
-    assert "what grew from 1 to 8 threads" in svg and "red = larger share" in svg
+    svg_path = diff.with_suffix(".svg")
+    assert ET.parse(svg_path).getroot().tag.endswith("svg")
+    svg = svg_path.read_text()
+    assert f"what grew from {lo} to {hi} threads" in svg and "red = larger share" in svg
 
 
-def test_embedded_flame_graphs_unpack_to_the_svg(rendered):
+def test_embedded_flame_graphs_unpack_to_the_svg(rendered, doc):
     out, _ = rendered
     html = _html(rendered)
     blobs = re.findall(r'<script type="application/octet-stream" id="([^"]+)">([^<]+)</script>',
                        html)
-    assert len(blobs) == 20
+    assert len(blobs) == len(expected_flame_graphs(doc))
     svg = gzip.decompress(base64.b64decode(blobs[0][1])).decode()
-    on_disk = (out / "flame" / "ext4-lockwait-diff-1to8threads.svg").read_text()
+    lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
+    on_disk = (out / "flame" / f"ext4-lockwait-diff-{lo}to{hi}threads.svg").read_text()
     assert svg == flame_for_embedding(on_disk)
     assert "lockscopeReplaceState" in svg
     # The lock-wait differential graphs (one per filesystem) are open by default.
@@ -178,13 +211,17 @@ def test_markdown(rendered, doc):
     out, _ = rendered
     md = (out / "report.md").read_text()
     assert md.startswith("<!-- generator: lockscope report")
-    assert doc["analysis"]["ext4"]["verdict"]["summary"] in md
+    for fs in ("ext4", "xfs"):
+        assert doc["analysis"][fs]["verdict"]["summary"] in md
     for img in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
         data = (out / img).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and b"lockscope report" in data[:4096]
     assert md.count("![") == 3
-    assert "| `i_rwsem` | /mnt/lockscope-ext4/shared.dat | `ext4_dio_write_iter` | exclusive |" in md
-    assert "flame/ext4-lockwait-diff-1to8threads.svg" in md
+    top = doc["analysis"]["ext4"]["locks"][0]
+    assert (f"| `{top['name']}` | {top['path']} | `{', '.join(top['functions'])}` "
+            f"| {top['mode']} |") in md
+    lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
+    assert f"flame/ext4-lockwait-diff-{lo}to{hi}threads.svg" in md
     assert "```sh" in md and doc["reproduce"][0] in md
 
 
@@ -197,8 +234,17 @@ def test_json_is_the_analysis(rendered, doc):
     assert data["derived"] == [] and data["schema"] == "lockscope/1"
 
 
+def _untraced(doc, why: str):
+    """The recording as a sweep with --no-trace or a refused recorder would hold it."""
+    for run in doc["runs"]:
+        run["trace"], run["trace_error"], run["recorder_cost"] = None, why, None
+    doc["analysis"] = analyze(doc)
+    return doc
+
+
 def test_untraced_recording_renders_workload_and_says_why(tmp_path):
-    doc = make_results(stacks=20, repeats=1, traced=False)
+    why = "lockscope-record: bpf(BPF_MAP_CREATE) failed: Operation not permitted (EPERM)"
+    doc = _untraced(recorded_sweep(), why)
     result = render_report(doc, tmp_path, formats=("html", "md", "json"))
     html = (tmp_path / "report.html").read_text()
     assert "not traced" in html and "bpf(BPF_MAP_CREATE) failed" in html
@@ -215,11 +261,24 @@ def test_untraced_recording_renders_workload_and_says_why(tmp_path):
 
 
 def test_features_off_are_explained(tmp_path, inferno_path):
-    why = "tp_btf lock:contention_begin refused: Permission denied"
-    doc = make_results(stacks=20, repeats=1, features_off={"lock_contention": why})
+    """The recorder's lock group off (as a kernel without lock:contention_* would leave
+    it): the report says why and draws no lock-wait graphs."""
+    why = "tp_btf: load failed: Permission denied; raw_tp: load failed: Permission denied"
+    doc = recorded_sweep()
+    for run in doc["runs"]:
+        trace = run["trace"]
+        for f in trace["features"]:
+            if f["name"] in ("lock", "holders", "releasers"):
+                f.update(enabled=False, attach=None, reason=why)
+        trace["locks"], trace["holders"] = [], {}
+        trace["folded"]["lockwait"] = []
+        for rec in trace["offcpu"]:
+            if rec["reason"] == "lock":
+                rec["reason"], rec["lock_addr"] = "other", None
+    doc["analysis"] = analyze(doc)
     render_report(doc, tmp_path, formats=("html",))
     html = (tmp_path / "report.html").read_text()
-    assert "lock_contention" in html and why in html
+    assert "&#39;lock&#39;" in html and why in html
     assert "no lock-wait stacks were recorded" in html
     flame = tmp_path / "flame"
     assert not list(flame.glob("*lockwait*.svg"))
@@ -227,8 +286,7 @@ def test_features_off_are_explained(tmp_path, inferno_path):
 
 
 def test_no_analysis_falls_back_to_workload_stats(tmp_path):
-    doc = make_results(stacks=20, repeats=2)
-    del doc["analysis"]
+    doc = recorded_runs_only()
     render_report(doc, tmp_path, formats=("html", "json"), flame=False)
     html = (tmp_path / "report.html").read_text()
     assert "no analysis section" in html and 'id="plot-scaling"' in html
@@ -236,31 +294,27 @@ def test_no_analysis_falls_back_to_workload_stats(tmp_path):
     data = json.loads((tmp_path / "report.json").read_text())
     assert sorted(data["derived"]) == ["ext4", "xfs"]
     pts = data["analysis"]["ext4"]["points"]
-    assert [p["threads"] for p in pts] == [1, 2, 4, 8] and pts[0]["efficiency"] == 1.0
-
-
-def test_renders_the_real_analyzers_output(tmp_path):
-    analysis = pytest.importorskip("lockscope.analysis")
-    doc = make_results(stacks=20, repeats=2, with_analysis=False)
-    doc["analysis"] = analysis.analyze(doc)
-    render_report(doc, tmp_path, formats=("html", "md"), flame=False)
-    html = (tmp_path / "report.html").read_text()
-    assert "inode lock contention" in html.lower() and "ext4_dio_write_iter" in html
-    assert "Top locks" in html and "i_rwsem" in html
+    assert [p["threads"] for p in pts] == thread_counts(doc, "ext4") and pts[0]["efficiency"] == 1.0
+    # the same figures the analysis would have given
+    assert pts == recorded_sweep()["analysis"]["ext4"]["points"]
 
 
 def test_flame_graphs_from_lock_records_when_no_folded_stacks(tmp_path, inferno_path):
-    doc = make_results(stacks=20, repeats=1)
+    doc = recorded_sweep()
     for run in doc["runs"]:
         run["trace"].pop("folded")
     render_report(doc, tmp_path, formats=("html",))
-    folded = (tmp_path / "flame" / "ext4-lockwait-8threads.folded").read_text()
-    assert "rwsem_down_write_slowpath_[k]" in folded and "+0x" not in folded
-    assert (tmp_path / "flame" / "ext4-offcpu-diff-1to8threads.svg").exists()
+    lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
+    folded = (tmp_path / "flame" / f"ext4-lockwait-{hi}threads.folded").read_text()
+    # the heaviest wait's leaf frame, rebuilt from the lock records, offsets stripped
+    heaviest = max((w for r in runs_at(doc, "ext4", hi) for lk in r["trace"]["locks"]
+                    for w in lk["waits"]), key=lambda w: w["total_ns"])
+    assert heaviest["kstack"][0].split("+")[0] + "_[k]" in folded and "+0x" not in folded
+    assert (tmp_path / "flame" / f"ext4-offcpu-diff-{lo}to{hi}threads.svg").exists()
 
 
 def test_refuses_to_overwrite_foreign_files(tmp_path):
-    doc = make_results(stacks=10, repeats=1)
+    doc = recorded_sweep()
     (tmp_path / "report.html").write_text("<html>my own notes</html>")
     with pytest.raises(UsageError, match="--force"):
         render_report(doc, tmp_path, formats=("html",), flame=False)
@@ -272,9 +326,9 @@ def test_refuses_to_overwrite_foreign_files(tmp_path):
 
 
 def test_refuses_foreign_file_in_flame_dir(tmp_path):
-    doc = make_results(stacks=10, repeats=1)
+    doc = recorded_sweep()
     (tmp_path / "flame").mkdir()
-    mine = tmp_path / "flame" / "ext4-lockwait-8threads.folded"
+    mine = tmp_path / "flame" / f"ext4-lockwait-{thread_counts(doc, 'ext4')[-1]}threads.folded"
     mine.write_text("a;b 1\n")
     with pytest.raises(UsageError, match="not written by lockscope"):
         render_report(doc, tmp_path, formats=("html",))
@@ -282,7 +336,7 @@ def test_refuses_foreign_file_in_flame_dir(tmp_path):
 
 
 def test_rerender_overwrites_its_own_flame_files(tmp_path, inferno_path):
-    doc = make_results(stacks=10, repeats=1)
+    doc = recorded_sweep()
     render_report(doc, tmp_path, formats=("html",))
     render_report(doc, tmp_path, formats=("html", "md"))
     assert (tmp_path / "flame" / ".lockscope-files").is_file()
@@ -338,6 +392,6 @@ def test_model_hides_idle_files_and_names_unknown_locks():
 
 
 def test_render_result_reads_as_the_report_path(tmp_path):
-    result = render_report(make_results(stacks=5, repeats=1), tmp_path, flame=False)
+    result = render_report(recorded_sweep(), tmp_path, flame=False)
     assert str(result) == str(tmp_path / "report.html")
     assert Path(result) == tmp_path / "report.html"

@@ -17,7 +17,7 @@ from lockscope.report import render_report
 
 from browser import check_page
 from conftest import require_tool
-from synthetic_results import make_results
+from recorded import expected_flame_graphs, recorded_sweep, thread_counts
 
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 
@@ -34,7 +34,7 @@ def page(tmp_path_factory, chromium):
     try:
         require_tool("inferno-flamegraph")
         out = tmp_path_factory.mktemp("browser")
-        render_report(make_results(stacks=40, repeats=2), out, formats=("html",))
+        render_report(recorded_sweep(), out, formats=("html",))
     finally:
         mp.undo()
     shot = out / "report.png"
@@ -63,16 +63,19 @@ def test_plots_and_tables_are_rendered(page):
 
 def test_every_flame_graph_is_unpacked_and_drawn(page):
     report, _ = page
-    assert report.facts["flames"] == 20 and report.facts["all_flames_unpacked"]
+    doc = recorded_sweep()
+    graphs = len(expected_flame_graphs(doc))
+    assert report.facts["flames"] == graphs and report.facts["all_flames_unpacked"]
     assert report.facts["flameErrors"] == []
-    assert len(report.facts["iframes"]) == 20
+    assert len(report.facts["iframes"]) == graphs
     assert all(f["width"] > 600 and f["height"] > 100 for f in report.facts["iframes"])
     drawn = [f for f in report.frames if f.get("root") == "svg"]
-    assert len(drawn) == 20
+    assert len(drawn) == graphs
     assert all(f["frames"] > 10 for f in drawn), [f["frames"] for f in drawn]
     titles = {f["title"] for f in drawn}
-    assert "ext4: what grew from 1 to 8 threads (lock waits, ns waited)" in titles
-    assert "xfs: off-CPU time at 8 threads (ns blocked)" in titles
+    lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
+    assert f"ext4: what grew from {lo} to {hi} threads (lock waits, ns waited)" in titles
+    assert f"xfs: off-CPU time at {thread_counts(doc, 'xfs')[-1]} threads (ns blocked)" in titles
 
 
 def test_screenshot_is_taken(page):
