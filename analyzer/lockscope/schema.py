@@ -203,6 +203,7 @@ class TraceHolders(TypedDict, total=False):
     enabled: bool
     period_ms: int
     timer_cpus: list[int]
+    reason: str | None      # why no CPU has a timer
     offcpu_stacks: bool
     counts: dict[str, int]
     samples: list[HolderSample]

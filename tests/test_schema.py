@@ -1,0 +1,101 @@
+"""The typed schema (lockscope.schema) against real documents: the recorded sweep's
+recorder JSON and the analyzer's own output carry exactly the keys the types name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lockscope import schema
+from lockscope.schema import VerdictKind
+
+from recorded import recorded_runs_only, recorded_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _check(td: Any, obj: dict, where: str, *, open_ended: bool = False) -> None:
+    """`obj` has every required key of TypedDict `td` and, unless `open_ended`, no
+    key the type does not name."""
+    keys = set(obj)
+    missing = td.__required_keys__ - keys
+    assert not missing, f"{where}: missing {sorted(missing)}"
+    if not open_ended:
+        extra = keys - td.__required_keys__ - td.__optional_keys__
+        assert not extra, f"{where}: keys not in {td.__name__}: {sorted(extra)}"
+
+
+def test_recorder_documents_match_the_trace_types():
+    doc = recorded_runs_only()
+    _check(schema.ResultsDoc, doc, "results.json")
+    _check(schema.Host, doc["host"], "host")
+    for fs, facts in doc["host"]["filesystems"].items():
+        _check(schema.FsFacts, facts, f"host.filesystems.{fs}", open_ended=True)
+    for run in doc["runs"]:
+        _check(schema.Run, run, "runs[]")
+        trace = run["trace"]
+        _check(schema.Trace, trace, "trace")
+        for t in trace["threads"]:
+            _check(schema.TraceThread, t, "trace.threads[]")
+        for lock in trace["locks"]:
+            _check(schema.TraceLock, lock, "trace.locks[]")
+            for w in lock["waits"]:
+                _check(schema.LockWait, w, "trace.locks[].waits[]")
+        for rec in trace["offcpu"]:
+            _check(schema.OffcpuRecord, rec, "trace.offcpu[]")
+        for d in trace["dio"]:
+            _check(schema.DioEntry, d, "trace.dio[]")
+        holders = trace["holders"]
+        _check(schema.TraceHolders, holders, "trace.holders")
+        for s in holders.get("samples") or []:
+            _check(schema.HolderSample, s, "trace.holders.samples[]")
+        for r in holders.get("releasers") or []:
+            _check(schema.ReleaserRecord, r, "trace.holders.releasers[]")
+        _check(schema.TraceOverhead, trace["overhead"], "trace.overhead")
+
+
+def test_the_analysis_matches_the_analysis_types():
+    analysis = recorded_sweep()["analysis"]
+    for fs, a in schema.fs_analyses(analysis).items():
+        _check(schema.FsAnalysis, a, fs)
+        _check(schema.UslFit, a["usl"], f"{fs}.usl")
+        for p in a["points"]:
+            _check(schema.Point, p, f"{fs}.points[]")
+            for row in p.get("inode_locks", []) + p.get("other_locks", []):
+                _check(schema.PointLock, row, f"{fs}.points[].*_locks[]")
+        for lk in a["locks"]:
+            _check(schema.Lock, lk, f"{fs}.locks[]")
+        for d in a["dio_classes"]:
+            _check(schema.DioClass, d, f"{fs}.dio_classes[]")
+        for c in a["causes"]:
+            _check(schema.Cause, c, f"{fs}.causes[]")
+        v = a["verdict"]
+        _check(schema.Verdict, v, f"{fs}.verdict")
+        VerdictKind(v["kind"])
+        for h in v["holders"]:
+            _check(schema.HolderShare, h, f"{fs}.verdict.holders[]")
+        for r in v["releasers"]:
+            _check(schema.ReleaserShare, r, f"{fs}.verdict.releasers[]")
+    comparison = schema.comparison_of(analysis)
+    assert comparison is not None
+    _check(schema.Comparison, comparison, "comparison")
+    for fs, row in comparison["filesystems"].items():
+        _check(schema.ComparisonRow, row, f"comparison.filesystems.{fs}")
+
+
+def test_verdict_kinds_stay_plain_strings_in_json():
+    import json
+
+    kind = VerdictKind.INODE_LOCK_CONTENTION
+    assert json.dumps({"kind": kind}) == '{"kind": "inode_lock_contention"}'
+    assert f"{kind}" == str(kind) == "inode_lock_contention" and kind == "inode_lock_contention"
+    assert {"inode_lock_contention": 1}[kind] == 1
+
+
+@pytest.mark.parametrize("kind", list(VerdictKind))
+def test_every_verdict_kind_is_documented(kind):
+    text = (ROOT / "docs" / "results-schema.md").read_text()
+    assert re.search(rf"\b{kind.value}\b", text), kind
