@@ -157,13 +157,6 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 		SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_read, SYS_recvfrom, SYS_recvmsg,
 		SYS_sendto, SYS_sendmsg,
 	};
-	struct rec_bits defaults = {
-		.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8, .lcb_percpu = 16,
-		.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
-		.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
-		.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
-		.o_direct = O_DIRECT, .queue_flag_stats = 0xff, .rqf_stats = 0,
-	};
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -171,7 +164,7 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	if (o->interval_ms && !(s->series = series_open(o->series_out)))
 		return -EIO;
 	s->filter = *f;
-	s->bits = defaults;
+	s->bits = tpfmt_default_bits;
 	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
 	s->hz = kernel_hz();
 	kernel_text(&s->text_start, &s->text_end);
