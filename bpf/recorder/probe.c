@@ -16,6 +16,7 @@
 #include "record.h"
 #include "record.skel.h"
 #include "holder.h"
+#include "kernel_btf.h"
 #include "probe.h"
 #include "tpfmt.h"
 #include "session.h"
@@ -124,49 +125,10 @@ static bool failed_prog_from_log(char *name, size_t len)
 /* ---- what the running kernel offers ---- */
 
 struct kernel_view {
-	struct btf *vmlinux;
-	struct btf *mods[128];
-	int nr_mods;
-	bool mods_loaded;
+	struct kernel_btf btf;   /* vmlinux and modules: the lookup lockscope-features shares */
 	bool tracefs;
 	char *kallsyms;        /* text symbols, "\nname\n" separated */
 };
-
-static void view_load_modules(struct kernel_view *v)
-{
-	struct dirent *de;
-	DIR *d;
-
-	v->mods_loaded = true;
-	if (!v->vmlinux || !(d = opendir("/sys/kernel/btf")))
-		return;
-	while ((de = readdir(d)) && v->nr_mods < 128) {
-		char path[300];
-		struct btf *b;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", de->d_name);
-		b = btf__parse_split(path, v->vmlinux);
-		if (b)
-			v->mods[v->nr_mods++] = b;
-	}
-	closedir(d);
-}
-
-static bool view_btf_has(struct kernel_view *v, const char *name, int kind)
-{
-	int i;
-
-	if (v->vmlinux && btf__find_by_name_kind(v->vmlinux, name, kind) > 0)
-		return true;
-	if (!v->mods_loaded)
-		view_load_modules(v);
-	for (i = 0; i < v->nr_mods; i++)
-		if (btf__find_by_name_kind(v->mods[i], name, kind) > 0)
-			return true;
-	return false;
-}
 
 static bool tracefs_event(const char *sys, const char *event)
 {
@@ -221,17 +183,13 @@ static bool kallsyms_has(struct kernel_view *v, const char *name)
 static void view_init(struct kernel_view *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->vmlinux = btf__load_vmlinux_btf();
+	kernel_btf_open(&v->btf);
 	v->tracefs = tpfmt_ensure_tracefs();
 }
 
 static void view_free(struct kernel_view *v)
 {
-	int i;
-
-	for (i = 0; i < v->nr_mods; i++)
-		btf__free(v->mods[i]);
-	btf__free(v->vmlinux);
+	kernel_btf_close(&v->btf);
 	free(v->kallsyms);
 }
 
@@ -244,25 +202,24 @@ static bool kind_available(struct kernel_view *v, const struct rec_group_def *g,
 
 	for (i = 0; i < GROUP_MAX_TPS && g->tracepoints[i]; i++) {
 		const char *tp = g->tracepoints[i], *colon = strchr(tp, ':');
-		char sys[64] = "", btf_name[160];
+		char sys[64] = "";
 		const char *event = colon ? colon + 1 : tp;
 
 		if (colon)
 			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - tp), tp);
-		snprintf(btf_name, sizeof(btf_name), "btf_trace_%s", event);
 		switch (kind) {
 		case ATTACH_TP_BTF:
-			if (!v->vmlinux) {
+			if (!v->btf.vmlinux) {
 				snprintf(why, len, "no kernel BTF");
 				return false;
 			}
-			if (!view_btf_has(v, btf_name, BTF_KIND_TYPEDEF)) {
+			if (!kernel_btf_has_tracepoint(&v->btf, tp)) {
 				snprintf(why, len, "%s not in kernel BTF", tp);
 				return false;
 			}
 			break;
 		case ATTACH_RAW_TP:
-			if (!view_btf_has(v, btf_name, BTF_KIND_TYPEDEF) && !tracefs_event(sys, event)) {
+			if (!kernel_btf_has_tracepoint(&v->btf, tp) && !tracefs_event(sys, event)) {
 				snprintf(why, len, "tracepoint %s not found (BTF, tracefs)", tp);
 				return false;
 			}
@@ -278,7 +235,7 @@ static bool kind_available(struct kernel_view *v, const struct rec_group_def *g,
 			}
 			break;
 		case ATTACH_FENTRY:
-			if (!view_btf_has(v, tp, BTF_KIND_FUNC)) {
+			if (!kernel_btf_has(&v->btf, tp, BTF_KIND_FUNC)) {
 				snprintf(why, len, "function %s not in kernel BTF", tp);
 				return false;
 			}
@@ -339,13 +296,13 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 
 static bool struct_has(struct kernel_view *v, const char *type, const char *member)
 {
-	int id = v->vmlinux ? btf__find_by_name_kind(v->vmlinux, type, BTF_KIND_STRUCT) : -1;
-	const struct btf_type *t = id > 0 ? btf__type_by_id(v->vmlinux, id) : NULL;
+	int id = v->btf.vmlinux ? btf__find_by_name_kind(v->btf.vmlinux, type, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(v->btf.vmlinux, id) : NULL;
 	const struct btf_member *m = t ? btf_members(t) : NULL;
 	int i;
 
 	for (i = 0; t && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(v->vmlinux, m[i].name_off), member))
+		if (!strcmp(btf__name_by_offset(v->btf.vmlinux, m[i].name_off), member))
 			return true;
 	return false;
 }
@@ -362,7 +319,7 @@ static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v
 	struct bpf_program *prog;
 	char name[64];
 
-	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->vmlinux ||
+	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->btf.vmlinux ||
 	    !struct_has(v, "sched_info", "last_queued") || !struct_has(v, "sched_entity", "cfs_rq") ||
 	    !struct_has(v, "cfs_rq", "rq"))
 		return;
@@ -772,6 +729,12 @@ void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_los
 			json_string(j, "attach", rec_attach_names[st->attach]);
 		else
 			json_null(j, "attach");
+		/* what the group needs, whatever it attached to */
+		json_key(j, "needs");
+		json_begin_array(j);
+		for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
+			json_value_string(j, def->tracepoints[i]);
+		json_end_array(j);
 		json_key(j, "tracepoints");
 		json_begin_array(j);
 		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events())
