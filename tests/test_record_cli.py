@@ -83,6 +83,15 @@ def test_help_defaults_lie_within_the_bounds_the_parser_enforces():
         one_line_error(run(f"--{name}", repr(float(hi) * 2 + 1)), 2, f"--{name}")
 
 
+def test_recorder_trims_the_analyzers_machinery_frames():
+    """One list of tracing-machinery frames: the recorder is built from the analyzer's
+    and says which it trims."""
+    from lockscope.analysis.frames import MACHINERY_PREFIXES
+
+    res = run("--list-features")
+    assert json.loads(res.stdout)["machinery_frames"] == list(MACHINERY_PREFIXES)
+
+
 @pytest.mark.kernel
 def test_not_root_says_what_is_missing():
     probe = subprocess.run(["true"], preexec_fn=lambda: os.setuid(65534))

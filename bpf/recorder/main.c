@@ -152,6 +152,8 @@ static int list_features(const struct rec_opts *o, const struct rec_filter *f)
 	json_begin_object(&j);
 	json_key(&j, "groups");
 	rec_probe_json(&s.probe, &j, true);
+	json_key(&j, "machinery_frames");
+	stacks_machinery_json(&j);
 	json_end_object(&j);
 	fputc('\n', stdout);
 	rec_finish(&s);

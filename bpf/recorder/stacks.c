@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "read.h"
 #include "stacks.h"
+#include "json_out.h"
 #include "record.skel.h"
 #include "symbolize.h"
 
@@ -16,12 +17,19 @@
 #define USTACK_RING_BYTES (8u << 20)
 
 /* Frames of the tracing machinery between the traced kernel code and the
- * BPF program; they say nothing about the wait. */
-static const char *const machinery[] = {
-	"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_trampoline_",
-	"trace_call_bpf", "perf_trace_", "perf_syscall_", "trace_event_raw_event_",
-	"__bpf_prog_run", "bpf_get_stackid", "__traceeval",
-};
+ * BPF program; they say nothing about the wait. The list is the analyzer's
+ * (analysis/frames.py), written into machinery.h at build time. */
+#include "machinery.h"
+
+void stacks_machinery_json(struct json_out *j)
+{
+	size_t i;
+
+	json_begin_array(j);
+	for (i = 0; i < sizeof(machinery) / sizeof(machinery[0]); i++)
+		json_value_string(j, machinery[i]);
+	json_end_array(j);
+}
 
 static bool is_machinery(const char *frame)
 {

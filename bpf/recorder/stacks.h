@@ -58,6 +58,10 @@ void stacks_add_pid(struct rec_stacks *s, int pid);
  * id is REC_NO_STACK or gone. The result is cached: do not free. */
 const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id);
 
+/* The machinery prefixes trimmed by stacks_kernel, as a JSON array. */
+struct json_out;
+void stacks_machinery_json(struct json_out *j);
+
 /* User stack of pid into out; false when none. */
 bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out);
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from .frames import MACHINERY_PREFIXES
 from .stats import add_hist
 
 INODE_LOCK_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
 
-# Frames that belong to the locking code itself; the first frame past them is
-# the kernel function that waited (e.g. ext4_dio_write_iter after down_write).
-LOCK_INTERNAL_PREFIXES = (
+# Frames that belong to the locking code itself (and the tracing machinery the
+# recorder trims, for stacks from elsewhere); the first frame past them is the
+# kernel function that waited (e.g. ext4_dio_write_iter after down_write).
+LOCK_INTERNAL_PREFIXES = MACHINERY_PREFIXES + (
     "rwsem_", "down_", "up_", "__down", "__up", "__mutex", "mutex_", "__rwsem", "rwbase_",
     "schedule", "__schedule", "preempt_schedule", "io_schedule", "osq_", "_raw_", "queued_",
     "native_queued", "__pv_queued", "do_raw_", "lock_", "__lock", "percpu_down", "percpu_rwsem",
     "__percpu", "rt_mutex", "__rt_mutex", "inode_lock", "xfs_ilock", "filemap_invalidate_lock",
-    "finish_task_switch", "__traceiter", "trace_contention", "bpf_",
+    "finish_task_switch",
 )
 
 
