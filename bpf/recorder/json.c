@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The lockscope-record/1 document (docs/recorder-json.md): turns what was
- * read from the maps into names, paths, symbolized stacks and folded lines. */
+ * read from the maps into names, paths and symbolized stacks. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,8 +362,7 @@ static int cmp_group_total(const void *a, const void *b)
 	return x->total > y->total ? -1 : x->total < y->total;
 }
 
-static void write_wait(struct rec_session *s, struct json_out *j, const struct rec_lock *l,
-		       struct folded *folded)
+static void write_wait(struct rec_session *s, struct json_out *j, const struct rec_lock *l)
 {
 	const char *names[8];
 	static struct frames user;
@@ -394,11 +393,10 @@ static void write_wait(struct rec_session *s, struct json_out *j, const struct r
 	json_count_ns(j, "readers_held", l->v.reader_count, l->v.reader_ns);
 	json_hist(j, l->v.hist);
 	json_end_object(j);
-	folded_add(folded, comm, have_user ? &user : NULL, kern, l->v.total_ns);
 }
 
 static void write_lock(struct rec_session *s, struct json_out *j, const struct lock_group *g,
-		       struct folded *folded, struct btfname *members)
+		       struct btfname *members)
 {
 	const struct rec_lock *l = &s->data.locks[g->first];
 	const struct rec_inode *ino = inode_of(s, l->k.addr);
@@ -460,7 +458,7 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 	json_key(j, "waits");
 	json_begin_array(j);
 	for (i = 0; i < g->n; i++)
-		write_wait(s, j, &l[i], folded);
+		write_wait(s, j, &l[i]);
 	json_end_array(j);
 	json_end_object(j);
 }
@@ -477,7 +475,7 @@ static struct btfname *lock_names(struct rec_session *s)
 	return s->series_names;
 }
 
-static void write_locks(struct rec_session *s, struct json_out *j, struct folded *folded)
+static void write_locks(struct rec_session *s, struct json_out *j)
 {
 	struct btfname *members = lock_names(s);
 	struct rec_lock *locks = s->data.locks;
@@ -504,7 +502,7 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 	}
 	qsort(groups, ng, sizeof(*groups), cmp_group_total);
 	for (i = 0; i < ng; i++)
-		write_lock(s, j, &groups[i], folded, members);
+		write_lock(s, j, &groups[i], members);
 	json_end_array(j);
 	free(groups);
 	if (members != s->series_names)
@@ -639,7 +637,7 @@ const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf,
 	return pid_comm(s, pid, buf, len);
 }
 
-static void write_offcpu(struct rec_session *s, struct json_out *j, struct folded *folded,
+static void write_offcpu(struct rec_session *s, struct json_out *j,
 			 __u64 *handle_wait_ns, __u64 *handle_wait_count)
 {
 	static struct frames user;
@@ -683,7 +681,6 @@ static void write_offcpu(struct rec_session *s, struct json_out *j, struct folde
 		json_uint(j, "sampled_count", o->sampled.count);
 		json_uint(j, "sampled_ns", o->sampled.total_ns);
 		json_end_object(j);
-		folded_add(folded, comm, have_user ? &user : NULL, kern, o->v.total_ns);
 	}
 	json_end_array(j);
 }
@@ -813,29 +810,11 @@ static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns,
 	json_end_object(j);
 }
 
-static void write_folded(struct json_out *j, const char *key, const struct folded *f)
-{
-	static char line[REC_MAX_STACK_DEPTH * 2 * FRAME_LEN + 64];
-	size_t i;
-
-	json_key(j, key);
-	json_begin_array(j);
-	for (i = 0; i < folded_count(f); i++)
-		json_value_string(j, folded_line(f, i, line, sizeof(line)));
-	json_end_array(j);
-}
-
 int rec_write_json(struct rec_session *s, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
-	struct folded *lockwait = folded_new(), *offcpu = folded_new();
 	__u64 wait_ns = 0, wait_count = 0;
 
-	if (!lockwait || !offcpu) {
-		folded_free(lockwait);
-		folded_free(offcpu);
-		return -ENOMEM;
-	}
 	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
 	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
 
@@ -843,27 +822,20 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	write_header(s, &j);
 	write_drops(s, &j);
 	write_threads(s, &j);
-	write_locks(s, &j, lockwait);
+	write_locks(s, &j);
 	write_dio(s, &j);
-	write_offcpu(s, &j, offcpu, &wait_ns, &wait_count);
+	write_offcpu(s, &j, &wait_ns, &wait_count);
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);
 	write_jbd2(s, &j, wait_ns, wait_count);
 	rec_write_holders(s, &j);
-	json_key(&j, "folded");
-	json_begin_object(&j);
-	write_folded(&j, "lockwait", lockwait);
-	write_folded(&j, "offcpu", offcpu);
-	json_end_object(&j);
 	if (s->ovh_ready)
 		ovh_json(&s->ovh, &j);
 	if (s->series)
 		series_json(s->series, &j);
 	json_end_object(&j);
 	fputc('\n', f);
-	folded_free(lockwait);
-	folded_free(offcpu);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -871,12 +843,9 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 		       bool reread, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
-	struct folded *unused = folded_new();
 	struct rec_data whole = s->data;
 	__u64 wait_ns = 0, wait_count = 0;
 
-	if (!unused)
-		return -ENOMEM;
 	/* the section writers read s->data: the delta stands in for it */
 	s->data = *delta;
 	s->in_series = true;
@@ -890,9 +859,9 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	json_uint(&j, "duration_ns", end - start);
 	json_end_object(&j);
 	write_threads(s, &j);
-	write_locks(s, &j, unused);
+	write_locks(s, &j);
 	write_dio(s, &j);
-	write_offcpu(s, &j, unused, &wait_ns, &wait_count);
+	write_offcpu(s, &j, &wait_ns, &wait_count);
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);
@@ -901,6 +870,5 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	*delta = s->data;
 	s->data = whole;
 	s->in_series = false;
-	folded_free(unused);
 	return ferror(f) ? -EIO : 0;
 }

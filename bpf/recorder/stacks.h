@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Stacks as strings: kernel frames through kallsyms, user frames through
- * each process's ELF symbols (symbolize.h); folded lines for flame graphs. */
+ * each process's ELF symbols (symbolize.h). Folded lines for flame graphs
+ * are the analyzer's (report/flame/folded.py), built from these stacks. */
 #ifndef LOCKSCOPE_RECORD_STACKS_H
 #define LOCKSCOPE_RECORD_STACKS_H
 
@@ -67,17 +68,5 @@ bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out);
 
 /* Name of a global kernel object at addr (kallsyms data symbol), or NULL. */
 const char *stacks_data_name(struct rec_stacks *s, __u64 addr, char *buf, size_t len);
-
-/* Folded stacks: "a;b;c" -> weight, merged, in insertion order. */
-struct folded;
-struct folded *folded_new(void);
-/* Adds root-first frames: first, then user frames (root..leaf), then
- * kernel frames (root..leaf). */
-void folded_add(struct folded *f, const char *first, const struct frames *user,
-		const struct frames *kern, __u64 weight);
-size_t folded_count(const struct folded *f);
-/* The i-th line as "a;b;c WEIGHT" into buf. */
-const char *folded_line(const struct folded *f, size_t i, char *buf, size_t len);
-void folded_free(struct folded *f);
 
 #endif
