@@ -205,7 +205,7 @@ def test_document_shape(filesystems, fio, tmp_path):
                  if w["kstack"] or w["ustack"])
     assert sum(records_folded(doc, "lockwait").values()) == waited
     for o in doc["offcpu"]:
-        assert o["reason"] in ("lock", "io", "journal", "runqueue", "other")
+        assert o["reason"] in ("lock", "runqueue", "blocked")
         assert (o["lock_addr"] is not None) == (o["reason"] == "lock")
     assert any(o["reason"] == "lock" and o["lock_addr"] == lock["addr"] for o in doc["offcpu"])
     assert any(s["name"] == "pwrite64" and s["count"] > 0 for s in doc["syscalls"])

@@ -43,9 +43,6 @@ int rec_holder_ticks_cpus(const char **why);
 /* The "holders" object. */
 void rec_write_holders(struct rec_session *s, struct json_out *j);
 
-/* Shared with the off-CPU records (json.c): why a thread slept, from
- * its kernel stack: "journal", "io" or "other". */
-const char *rec_blocked_reason(const struct frames *kern);
 /* Command name of a thread (json.c). */
 const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len);
 

@@ -187,8 +187,7 @@ static void write_row(struct rec_session *s, struct json_out *j, const struct re
 	}
 	json_bool(j, "iowait", h->k.flags & HF_IOWAIT);
 	if (h->k.state == HS_BLOCKED && fr.n)
-		json_string(j, "reason", frames_have_any(&fr, lock_frames) ? "lock" :
-			    rec_blocked_reason(&fr));
+		json_string(j, "reason", frames_have_any(&fr, lock_frames) ? "lock" : "blocked");
 	else
 		json_null(j, "reason");
 	json_key(j, "kstack");

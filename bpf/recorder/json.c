@@ -573,49 +573,16 @@ static void write_dio(struct rec_session *s, struct json_out *j)
 
 /* ---- off-CPU ---- */
 
-static bool frames_have(const struct frames *f, const char *const *prefixes)
-{
-	int i, p;
-
-	for (i = 0; f && i < f->n; i++)
-		for (p = 0; prefixes[p]; p++)
-			if (!strncmp(f->f[i], prefixes[p], strlen(prefixes[p])))
-				return true;
-	return false;
-}
-
-/* Blocked time without a lock slot, classified by the kernel stack: the
- * journal first (a writer waiting for jbd2 is waiting for the journal even
- * when jbd2 itself waits for I/O), then I/O, else other. */
-static const char *const journal_frames[] = {
-	"jbd2_", "start_this_handle", "wait_transaction_locked", "add_transaction_credits",
-	"__jbd2_", NULL,
-};
-static const char *const io_frames[] = {
-	"io_schedule", "blk_", "bio_", "submit_bio", "iomap_dio", "__iomap_dio", "folio_wait",
-	"bit_wait_io", "__wait_on_buffer", "wait_on_page", "filemap_fdatawait",
-	"__filemap_fdatawait", "__folio_lock", NULL,
-};
-static const char *const handle_start_frames[] = {
-	"start_this_handle", "wait_transaction_locked", "add_transaction_credits", NULL,
-};
-
-const char *rec_blocked_reason(const struct frames *kern)
-{
-	if (frames_have(kern, journal_frames))
-		return "journal";
-	if (frames_have(kern, io_frames))
-		return "io";
-	return "other";
-}
-
-static const char *offcpu_reason(const struct rec_offcpu *o, const struct frames *kern)
+/* The kernel's own reason only: what blocked time waited for (I/O, the
+ * journal, a client, ...) is classed by the analyzer from the stacks and the
+ * system call (analysis/waitclass.py), so a new rule needs no new recording. */
+static const char *offcpu_reason(const struct rec_offcpu *o)
 {
 	if (o->k.reason == OFF_LOCK)
 		return "lock";
 	if (o->k.reason == OFF_RUNQUEUE)
 		return "runqueue";
-	return rec_blocked_reason(kern);
+	return "blocked";
 }
 
 static int cmp_offcpu(const void *a, const void *b)
@@ -637,8 +604,7 @@ const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf,
 	return pid_comm(s, pid, buf, len);
 }
 
-static void write_offcpu(struct rec_session *s, struct json_out *j,
-			 __u64 *handle_wait_ns, __u64 *handle_wait_count)
+static void write_offcpu(struct rec_session *s, struct json_out *j)
 {
 	static struct frames user;
 	char comm[32], addr[32];
@@ -654,16 +620,12 @@ static void write_offcpu(struct rec_session *s, struct json_out *j,
 		bool have_user = o->k.ustack != REC_NO_STACK &&
 				 stacks_user(&s->stacks, o->k.ustack, o->k.pid, &user);
 
-		if (o->k.reason == OFF_OTHER && frames_have(kern, handle_start_frames)) {
-			*handle_wait_ns += o->v.total_ns;
-			*handle_wait_count += o->v.count;
-		}
 		rec_tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
 		json_begin_object(j);
 		json_uint(j, "tid", o->k.tid);
 		json_uint(j, "pid", o->k.pid);
 		json_string(j, "comm", comm);
-		json_string(j, "reason", offcpu_reason(o, kern));
+		json_string(j, "reason", offcpu_reason(o));
 		if (o->k.lock_addr) {
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)o->k.lock_addr);
 			json_string(j, "lock_addr", addr);
@@ -756,7 +718,7 @@ static void json_jiffies(struct rec_session *s, struct json_out *j, const char *
 		json_null(j, key);
 }
 
-static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns, __u64 wait_count)
+static void write_jbd2(struct rec_session *s, struct json_out *j)
 {
 	size_t i;
 
@@ -766,7 +728,6 @@ static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns,
 		json_uint(j, "hz", s->hz);
 	else
 		json_null(j, "hz");
-	json_count_ns(j, "handle_start_wait", wait_count, wait_ns);
 	json_key(j, "handles");
 	json_begin_array(j);
 	for (i = 0; i < s->data.nr_handles; i++) {
@@ -813,7 +774,6 @@ static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns,
 int rec_write_json(struct rec_session *s, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
-	__u64 wait_ns = 0, wait_count = 0;
 
 	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
 	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
@@ -824,11 +784,11 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	write_threads(s, &j);
 	write_locks(s, &j);
 	write_dio(s, &j);
-	write_offcpu(s, &j, &wait_ns, &wait_count);
+	write_offcpu(s, &j);
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);
-	write_jbd2(s, &j, wait_ns, wait_count);
+	write_jbd2(s, &j);
 	rec_write_holders(s, &j);
 	if (s->ovh_ready)
 		ovh_json(&s->ovh, &j);
@@ -844,7 +804,6 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 {
 	struct json_out j = JSON_OUT_INIT(f);
 	struct rec_data whole = s->data;
-	__u64 wait_ns = 0, wait_count = 0;
 
 	/* the section writers read s->data: the delta stands in for it */
 	s->data = *delta;
@@ -861,7 +820,7 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	write_threads(s, &j);
 	write_locks(s, &j);
 	write_dio(s, &j);
-	write_offcpu(s, &j, &wait_ns, &wait_count);
+	write_offcpu(s, &j);
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);

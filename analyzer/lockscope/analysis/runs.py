@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .frames import MACHINERY_PREFIXES
+from .lockkinds import INODE_LOCK_KINDS
 from .stats import add_hist
-
-INODE_LOCK_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
+from .waitclass import sweep_part
 
 # Frames that belong to the locking code itself (and the tracing machinery the
 # recorder trims, for stacks from elsewhere); the first frame past them is the
@@ -99,13 +99,14 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
     if total <= 0:
         interval = (trace.get("interval") or {}).get("duration_ns") or duration_ns
         total = float(interval) * max(threads, 1)
-    by_reason = {"io": 0, "journal": 0, "other": 0}
+    # Blocked time by the one off-CPU classifier (waitclass); lock waits are
+    # counted from locks[] and runnable time from threads[].
+    by_part = {"block_io": 0, "journal": 0, "other_offcpu": 0}
     for rec in trace.get("offcpu") or []:
         if tids and rec.get("tid") not in tids:
             continue
-        reason = rec.get("reason")
-        if reason in by_reason:
-            by_reason[reason] += rec.get("total_ns", 0)
+        if rec.get("reason") not in ("lock", "runqueue"):
+            by_part[sweep_part(rec)] += rec.get("total_ns", 0)
     locks = []
     for lock in trace.get("locks") or []:
         waits = lock.get("waits") or []
@@ -129,7 +130,7 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
     other_ns = sum(lk["total_ns"] for lk in locks if not lk["inode"])
     parts = {
         "oncpu": oncpu, "runqueue": runq, "inode_lock": inode_ns, "other_lock": other_ns,
-        "block_io": by_reason["io"], "journal": by_reason["journal"],
+        "block_io": by_part["block_io"], "journal": by_part["journal"],
     }
     parts["other_offcpu"] = max(total - sum(parts.values()), 0)
     # Lock waits are measured apart from sched_switch, so categories can overlap
