@@ -13,6 +13,7 @@
 #include "paths.h"
 #include "series.h"
 #include "session.h"
+#include "document.h"
 
 #define SCHEMA "lockscope-record/1"
 
@@ -205,7 +206,7 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 
 	json_key(j, "features");
-	rec_probe_json(&s->probe, j, false);
+	probe_json(&s->probe, j, false);
 
 	json_key(j, "decoding");
 	json_begin_array(j);
@@ -592,7 +593,7 @@ static int cmp_offcpu(const void *a, const void *b)
 	return x->v.total_ns > y->v.total_ns ? -1 : x->v.total_ns < y->v.total_ns;
 }
 
-const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len)
+const char *document_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len)
 {
 	struct rec_task key = { .tid = tid }, *t;
 
@@ -610,7 +611,7 @@ static void write_offcpu(struct rec_session *s, struct json_out *j)
 	char comm[32], addr[32];
 	size_t i;
 
-	rec_offcpu_spread(&s->data);
+	offcpu_spread(&s->data);
 	qsort(s->data.offcpu, s->data.nr_offcpu, sizeof(*s->data.offcpu), cmp_offcpu);
 	json_key(j, "offcpu");
 	json_begin_array(j);
@@ -620,7 +621,7 @@ static void write_offcpu(struct rec_session *s, struct json_out *j)
 		bool have_user = o->k.ustack != REC_NO_STACK &&
 				 stacks_user(&s->stacks, o->k.ustack, o->k.pid, &user);
 
-		rec_tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
+		document_tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
 		json_begin_object(j);
 		json_uint(j, "tid", o->k.tid);
 		json_uint(j, "pid", o->k.pid);
@@ -698,7 +699,7 @@ static void write_syscalls(struct rec_session *s, struct json_out *j)
 		if (s->in_series && !s->data.syscalls[i].count)
 			continue;
 		json_begin_object(j);
-		json_string(j, "name", rec_syscall_names[i]);
+		json_string(j, "name", session_syscall_names[i]);
 		json_lat(j, NULL, &s->data.syscalls[i]);
 		json_end_object(j);
 	}
@@ -771,7 +772,7 @@ static void write_jbd2(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
-int rec_write_json(struct rec_session *s, FILE *f)
+int document_write(struct rec_session *s, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
 
@@ -789,9 +790,9 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	write_syscalls(s, &j);
 	write_net(s, &j);
 	write_jbd2(s, &j);
-	rec_write_holders(s, &j);
+	holder_read_json(s, &j);
 	if (s->ovh_ready)
-		ovh_json(&s->ovh, &j);
+		overhead_json(&s->ovh, &j);
 	if (s->series)
 		series_json(s->series, &j);
 	json_end_object(&j);
@@ -799,7 +800,7 @@ int rec_write_json(struct rec_session *s, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
 		       bool reread, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
@@ -824,7 +825,7 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);
-	ovh_interval_json(&s->ovh, &j, end, reread);
+	overhead_interval_json(&s->ovh, &j, end, reread);
 	json_end_object(&j);
 	*delta = s->data;
 	s->data = whole;

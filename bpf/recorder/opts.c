@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "msg.h"
 #include "opts.h"
 
 /* How an option's argument is read into struct rec_opts. */
@@ -110,17 +111,6 @@ static const struct opt_def defs[] = {
 
 #define NR_DEFS (sizeof(defs) / sizeof(defs[0]))
 
-void rec_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("lockscope-record: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* "(default 100; 0: walk every time)", from the table. */
 static void default_text(const struct opt_def *d, char *buf, size_t len)
 {
@@ -161,7 +151,7 @@ static int parse_uint(const char *name, const char *s, unsigned int min, unsigne
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		rec_error("--%s: expected an integer in [%u, %u], got '%s'", name, min, max, s);
+		msg_error("--%s: expected an integer in [%u, %u], got '%s'", name, min, max, s);
 		return -1;
 	}
 	*out = v;
@@ -182,12 +172,12 @@ static int parse_pids(const char *s, struct rec_opts *o)
 		errno = 0;
 		v = strtol(tok, &end, 10);
 		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
-			rec_error("--pid: not a process id: '%s'", tok);
+			msg_error("--pid: not a process id: '%s'", tok);
 			rc = -1;
 			break;
 		}
 		if (o->nr_pids >= REC_MAX_PIDS) {
-			rec_error("--pid: at most %d processes", REC_MAX_PIDS);
+			msg_error("--pid: at most %d processes", REC_MAX_PIDS);
 			rc = -1;
 			break;
 		}
@@ -205,7 +195,7 @@ static int parse_double(const struct opt_def *d, const char *s, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(d->min_open ? v > d->min : v >= d->min) || v > d->max) {
-		rec_error("--%s: expected a number in %c%g, %g], got '%s'", d->name,
+		msg_error("--%s: expected a number in %c%g, %g], got '%s'", d->name,
 			  d->min_open ? '(' : '[', d->min, d->max, s);
 		return -1;
 	}
@@ -244,7 +234,7 @@ static int apply(const struct opt_def *d, const char *arg, struct rec_opts *o)
 	case OK_PIDS: return parse_pids(arg, o);
 	case OK_COMM:
 		if (!*arg || strlen(arg) > 15) {
-			rec_error("--comm: a command name has 1 to 15 characters: '%s'", arg);
+			msg_error("--comm: a command name has 1 to 15 characters: '%s'", arg);
 			return -1;
 		}
 		*(const char **)field = arg;
@@ -258,11 +248,11 @@ static int apply(const struct opt_def *d, const char *arg, struct rec_opts *o)
 static int check_combinations(const struct rec_opts *o)
 {
 	if (o->interval_ms && o->interval_ms < 100) {
-		rec_error("--interval-ms: at least 100 (or 0 for no series), got %u", o->interval_ms);
+		msg_error("--interval-ms: at least 100 (or 0 for no series), got %u", o->interval_ms);
 		return -1;
 	}
 	if (o->series_out && !o->interval_ms) {
-		rec_error("--series-out needs --interval-ms N");
+		msg_error("--series-out needs --interval-ms N");
 		return -1;
 	}
 	return 0;
@@ -298,7 +288,7 @@ static const struct opt_def *def_of(int c)
 	return NULL;
 }
 
-int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
+int opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 {
 	struct option longopts[NR_DEFS + 1];
 	char shortopts[64];
@@ -314,11 +304,11 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 		const struct opt_def *d = def_of(c);
 
 		if (c == ':') {
-			rec_error("option %s needs an argument", argv[optind - 1]);
+			msg_error("option %s needs an argument", argv[optind - 1]);
 			return -1;
 		}
 		if (!d) {
-			rec_error("unknown option '%s' (see --help)", argv[optind - 1]);
+			msg_error("unknown option '%s' (see --help)", argv[optind - 1]);
 			return -1;
 		}
 		if (d->kind == OK_HELP) {
@@ -332,7 +322,7 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
 	if (check_combinations(o))
 		return -1;
 	if (optind < argc) {
-		rec_error("unexpected argument '%s' (see --help)", argv[optind]);
+		msg_error("unexpected argument '%s' (see --help)", argv[optind]);
 		return -1;
 	}
 	*exit_code = 0;

@@ -133,7 +133,7 @@ static void on_unwound(void *arg, __u32 id, int pid, const __u64 *pcs, int n)
 		char *nb;
 
 		if (s->usyms)
-			usyms_format(s->usyms, pid, pcs[i], frame, sizeof(frame));
+			symbolize_user_format(s->usyms, pid, pcs[i], frame, sizeof(frame));
 		else
 			snprintf(frame, sizeof(frame), SYM_UNKNOWN);
 		l = strlen(frame) + 1;
@@ -162,10 +162,10 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
 	s->skel = skel;
-	s->ksyms = ksyms_load();
+	s->ksyms = symbolize_kernel_load();
 	if (!s->ksyms)
 		s->ksyms_err = errno;
-	s->usyms = usyms_new();
+	s->usyms = symbolize_user_new();
 	s->kcache_len = 2 * max_stacks; /* ids of the stack map, then of the spin map */
 	s->kcache = calloc(s->kcache_len, sizeof(*s->kcache));
 	if (!s->kcache)
@@ -176,7 +176,7 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 		s->dwarf = calloc(1, sizeof(*s->dwarf));
 		if (!s->dwarf)
 			return -ENOMEM;
-		s->unwinder = unwinder_start(bpf_map__fd(skel->maps.ustack_samples), on_unwound, s);
+		s->unwinder = unwind_start(bpf_map__fd(skel->maps.ustack_samples), on_unwound, s);
 		if (!s->unwinder)
 			return -errno;
 	}
@@ -187,7 +187,7 @@ void stacks_unwind_finish(struct rec_stacks *s)
 {
 	if (!s->unwinder)
 		return;
-	unwinder_stop(s->unwinder, &s->unwind);
+	unwind_stop(s->unwinder, &s->unwind);
 	s->unwinder = NULL;
 }
 
@@ -201,9 +201,9 @@ void stacks_free(struct rec_stacks *s)
 		free(s->kcache[i]);
 	free(s->kcache);
 	if (s->ksyms)
-		ksyms_free(s->ksyms);
+		symbolize_kernel_free(s->ksyms);
 	if (s->usyms)
-		usyms_free(s->usyms);
+		symbolize_user_free(s->usyms);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
 }
@@ -213,7 +213,7 @@ void stacks_add_pid(struct rec_stacks *s, int pid)
 	if (!s->usyms || pid <= 0)
 		return;
 	pthread_mutex_lock(&s->lock);
-	usyms_add_pid(s->usyms, pid);
+	symbolize_user_add_pid(s->usyms, pid);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -229,12 +229,12 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 		return NULL;
 	if (s->kcache[slot])
 		return s->kcache[slot];
-	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
+	n = read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	if (n <= 0 || !(fr = calloc(1, sizeof(*fr))))
 		return NULL;
 	for (i = 0; i < n; i++) {
 		if (s->ksyms)
-			ksyms_format(s->ksyms, ips[i], fr->f[fr->n], FRAME_LEN);
+			symbolize_kernel_format(s->ksyms, ips[i], fr->f[fr->n], FRAME_LEN);
 		else
 			snprintf(fr->f[fr->n], FRAME_LEN, SYM_UNKNOWN);
 		if (fr->n == 0 && skip == i && is_machinery(fr->f[0])) {
@@ -266,10 +266,10 @@ static void user_walked(struct rec_stacks *s, __u32 id, int pid, struct frames *
 	__u64 ips[REC_MAX_STACK_DEPTH];
 	int n, i;
 
-	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
+	n = read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	for (i = 0; i < n; i++) {
 		if (s->usyms)
-			usyms_format(s->usyms, pid, ips[i], out->f[out->n], FRAME_LEN);
+			symbolize_user_format(s->usyms, pid, ips[i], out->f[out->n], FRAME_LEN);
 		else
 			snprintf(out->f[out->n], FRAME_LEN, SYM_UNKNOWN);
 		out->n++;
@@ -297,5 +297,5 @@ bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
 
 const char *stacks_data_name(struct rec_stacks *s, __u64 addr, char *buf, size_t len)
 {
-	return s->ksyms ? ksyms_data_name(s->ksyms, addr, buf, len) : NULL;
+	return s->ksyms ? symbolize_kernel_data_name(s->ksyms, addr, buf, len) : NULL;
 }

@@ -30,7 +30,7 @@ struct rec_stacks {
 	struct usyms *usyms;
 	struct frames **kcache;     /* by kernel stack id */
 	size_t kcache_len;
-	int ksyms_err;              /* errno of ksyms_load, 0 if loaded */
+	int ksyms_err;              /* errno of symbolize_kernel_load, 0 if loaded */
 	/* user stacks unwound from copies (ids with REC_DWARF_STACK), filled
 	 * by the unwinder's thread; usyms is shared with it under lock */
 	struct unwinder *unwinder;
