@@ -183,6 +183,9 @@ def test_document_shape(filesystems, fio, tmp_path):
     for f in doc["features"]:
         assert set(f) >= {"name", "enabled", "attach", "tracepoints", "reason"}
     assert set(doc["drops"]) >= {"map_full", "stack_missing", "nested_begin", "end_without_begin"}
+    # losses and counters that are not losses are kept apart
+    assert {"repeat_begin", "offcpu_stacks_walked", "user_stacks_copied"} <= set(doc["counts"])
+    assert not set(doc["drops"]) & set(doc["counts"])
     lock = file_locks(doc, path, "i_rwsem")[0]
     assert set(lock) >= {"addr", "kind", "name", "dev", "ino", "path", "count", "total_ns",
                          "max_ns", "exclusive_held", "waits"}

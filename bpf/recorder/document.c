@@ -30,7 +30,7 @@ static const char *const class_names[DC_MAX] = {
 	[DC_CONVERTED] = "unwritten_converted",
 };
 
-static const char *const drop_names[DROP_MAX] = {
+static const char *const map_full_names[DROP_OTHER_FULL + 1] = {
 	[DROP_LOCKS_FULL] = "locks", [DROP_INODES_FULL] = "inodes", [DROP_TASKS_FULL] = "threads",
 	[DROP_OFFCPU_FULL] = "offcpu", [DROP_DIO_FULL] = "dio", [DROP_INFLIGHT_FULL] = "inflight",
 	[DROP_OTHER_FULL] = "other",
@@ -235,9 +235,10 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
-static void write_drops(struct rec_session *s, struct json_out *j)
+/* "drops" (losses: totals are lower bounds) and "counts" (not losses). */
+static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 {
-	const __u64 *d = s->data.drops;
+	const __u64 *d = s->data.tallies;
 	__u64 full = 0;
 	int i;
 
@@ -256,13 +257,13 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_key(j, "map_full_by_map");
 	json_begin_object(j);
 	for (i = 0; i <= DROP_OTHER_FULL; i++)
-		json_uint(j, drop_names[i], d[i]);
+		json_uint(j, map_full_names[i], d[i]);
 	json_end_object(j);
 	json_end_object(j);
-	/* not losses: extra begins folded into one wait */
+	/* not losses */
 	json_key(j, "counts");
 	json_begin_object(j);
-	json_uint(j, "repeat_begin", d[DROP_REPEAT_BEGIN]);
+	json_uint(j, "repeat_begin", d[COUNT_REPEAT_BEGIN]);
 	json_uint(j, "offcpu_stacks_walked", d[COUNT_STACKS_WALKED]);
 	json_uint(j, "lock_stacks_reused", d[COUNT_LOCK_STACKS_REUSED]);
 	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);
@@ -781,7 +782,7 @@ int document_write(struct rec_session *s, FILE *f)
 
 	json_begin_object(&j);
 	write_header(s, &j);
-	write_drops(s, &j);
+	write_drops_and_counts(s, &j);
 	write_threads(s, &j);
 	write_locks(s, &j);
 	write_dio(s, &j);

@@ -33,7 +33,7 @@ int offcpu_add_pending(struct rec_data *d, size_t max)
 				break;
 		if (k == d->nr_offcpu) {
 			if (d->nr_offcpu >= max) {
-				d->drops[DROP_OFFCPU_FULL]++;
+				d->tallies[DROP_OFFCPU_FULL]++;
 				continue;
 			}
 			memset(&arr[k], 0, sizeof(arr[k]));

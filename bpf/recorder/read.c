@@ -148,7 +148,7 @@ static int read_percpu_elem(int fd, const void *key, void *dst, size_t vsz, cons
 	return err;
 }
 
-static int read_drops(struct record_bpf *skel, __u64 *drops)
+static int read_tallies(struct record_bpf *skel, __u64 *tallies)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.drops), c;
 	__u64 *vals;
@@ -159,12 +159,12 @@ static int read_drops(struct record_bpf *skel, __u64 *drops)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (i = 0; i < DROP_MAX; i++) {
-		drops[i] = 0;
+	for (i = 0; i < NR_TALLIES; i++) {
+		tallies[i] = 0;
 		if (bpf_map_lookup_elem(fd, &i, vals))
 			continue;
 		for (c = 0; c < ncpu; c++)
-			drops[i] += vals[c];
+			tallies[i] += vals[c];
 	}
 	free(vals);
 	return 0;
@@ -187,7 +187,7 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
 		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
 	err = err ?: holder_read_maps(skel, &d->holders);
-	err = err ?: read_drops(skel, d->drops);
+	err = err ?: read_tallies(skel, d->tallies);
 	/* raw sums per key, cumulative (series intervals are their deltas); the
 	 * unsampled time is spread when a document or interval is written */
 	err = err ?: offcpu_add_pending(d, bpf_map__max_entries(skel->maps.offcpu));
@@ -319,7 +319,7 @@ int read_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_dat
 	for (i = 0; i < REC_NR_SYSCALLS; i++)
 		diff_value(&out->syscalls[i], &cur->syscalls[i], &prev->syscalls[i],
 			   sizeof(out->syscalls[i]), &lat_reduce);
-	diff_value(out->drops, cur->drops, prev->drops, sizeof(out->drops), &sum_reduce);
+	diff_value(out->tallies, cur->tallies, prev->tallies, sizeof(out->tallies), &sum_reduce);
 	return err;
 }
 

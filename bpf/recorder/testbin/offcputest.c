@@ -83,7 +83,7 @@ int main(void)
 		       (unsigned long long)o->v.total_ns, (unsigned long long)o->sampled.count,
 		       (unsigned long long)o->sampled.total_ns);
 	}
-	printf("drops %llu\n", (unsigned long long)d.drops[DROP_OFFCPU_FULL]);
+	printf("drops %llu\n", (unsigned long long)d.tallies[DROP_OFFCPU_FULL]);
 	free(d.offcpu);
 	free(d.tasks);
 	return 0;
