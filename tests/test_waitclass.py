@@ -7,8 +7,14 @@ ext4 (Linux 6.18), plus a few hand-built ones for paths those runs did not hit.
 from __future__ import annotations
 
 from lockscope.analysis.runs import trace_breakdown
-from lockscope.analysis.waitclass import (CLASSES, LOSS_CLASSES, classify, idle_threads,
-                                          sweep_part, syscall_of)
+from lockscope.analysis.waitclass import (
+    CLASSES,
+    LOSS_CLASSES,
+    classify,
+    idle_threads,
+    sweep_part,
+    syscall_of,
+)
 
 ENTRY = ["do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"]
 FUTEX = ["__schedule+0x618", "schedule+0x23", "futex_do_wait+0x46", "__futex_wait+0x8a",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .frames import MACHINERY_PREFIXES
-from .lockkinds import INODE_LOCK_KINDS
+from .lockkinds import INODE_LOCK_KINDS as INODE_LOCK_KINDS  # re-exported
 from .stats import add_hist
 from .waitclass import sweep_part
 
