@@ -148,7 +148,7 @@ class OffcpuRecord(TypedDict, total=False):
     tid: int
     pid: int
     comm: str
-    reason: str             # lock | runqueue | journal | io | other
+    reason: str             # lock | runqueue | blocked (older recorders: io | journal | other)
     lock_addr: str | None
     kstack: list[str]
     ustack: list[str]
@@ -271,7 +271,7 @@ class Trace(TraceSection, total=False):
     block: list[dict[str, Any]]
     jbd2: dict[str, Any]
     holders: TraceHolders
-    folded: dict[str, list[str]]
+    folded: dict[str, list[str]]        # older recorders only
     overhead: TraceOverhead
     series: list[TraceSection]
     series_omitted: int

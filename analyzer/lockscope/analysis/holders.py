@@ -41,6 +41,7 @@ from ..schema import (
     TraceLock,
     Verdict,
 )
+from .frames import MACHINERY_PREFIXES
 
 ACTIVITIES = ("journal", "block_io", "allocation", "dio_drain", "page_cache", "on_cpu",
               "runqueue", "other")
@@ -158,7 +159,7 @@ def lock_releasers(trace: Trace, key: str, lock_key: Callable[[TraceLock], str]
 
 # The wake-up itself; the first frame past these is the unlock.
 WAKE_FRAMES = ("try_to_wake_up", "wake_up_q", "wake_q_", "rwsem_wake", "wake_up_process",
-               "__wake_up", "ttwu_", "bpf_", "__traceiter", "__bpf_trace")
+               "__wake_up", "ttwu_") + MACHINERY_PREFIXES
 
 
 def releasers(records: list[ReleaserRecord], n: int = 3) -> list[ReleaserShare]:
