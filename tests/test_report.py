@@ -172,7 +172,8 @@ def test_flame_graphs_are_written_and_valid(rendered, doc):
     runs = runs_at(doc, "ext4", hi)
     assert total == sum(merge(runs, "lockwait").values())
     # Frames are merged by function: the recorder's return offsets are gone.
-    assert "+0x" in runs[0]["trace"]["folded"]["lockwait"][0]
+    assert any("+0x" in frame for lk in runs[0]["trace"]["locks"] for w in lk["waits"]
+               for frame in w["kstack"])
     assert "+0x" not in folded
 
 
@@ -271,7 +272,7 @@ def test_features_off_are_explained(tmp_path, inferno_path):
             if f["name"] in ("lock", "holders", "releasers"):
                 f.update(enabled=False, attach=None, reason=why)
         trace["locks"], trace["holders"] = [], {}
-        trace["folded"]["lockwait"] = []
+        trace.pop("folded", None)
         for rec in trace["offcpu"]:
             if rec["reason"] == "lock":
                 rec["reason"], rec["lock_addr"] = "other", None
@@ -302,7 +303,7 @@ def test_no_analysis_falls_back_to_workload_stats(tmp_path):
 def test_flame_graphs_from_lock_records_when_no_folded_stacks(tmp_path, inferno_path):
     doc = recorded_sweep()
     for run in doc["runs"]:
-        run["trace"].pop("folded")
+        run["trace"].pop("folded", None)    # older recorders wrote folded lines too
     render_report(doc, tmp_path, formats=("html",))
     lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
     folded = (tmp_path / "flame" / f"ext4-lockwait-{hi}threads.folded").read_text()

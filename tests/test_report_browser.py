@@ -71,7 +71,9 @@ def test_every_flame_graph_is_unpacked_and_drawn(page):
     assert all(f["width"] > 600 and f["height"] > 100 for f in report.facts["iframes"])
     drawn = [f for f in report.frames if f.get("root") == "svg"]
     assert len(drawn) == graphs
-    assert all(f["frames"] > 10 for f in drawn), [f["frames"] for f in drawn]
+    # a holder graph may hold a few snapshots: all, the lock, an activity, a command
+    assert all(f["frames"] > (3 if "holder did" in f["title"] else 10) for f in drawn), \
+        [(f["frames"], f["title"]) for f in drawn]
     titles = {f["title"] for f in drawn}
     lo, hi = thread_counts(doc, "ext4")[0], thread_counts(doc, "ext4")[-1]
     assert f"ext4: what grew from {lo} to {hi} threads (lock waits, ns waited)" in titles
