@@ -11,6 +11,7 @@ accounts each), and as many rows for sysbench (4 tables of 25,000 rows each).
 from __future__ import annotations
 
 import shlex
+import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Callable, Iterator
 
 from .common import Server, run_checked
 from .mariadb import MariaDB, missing as mariadb_missing, sysbench_argv
-from .postgres import Postgres, missing as postgres_missing, pgbench_argv
+from .postgres import Postgres, missing as postgres_missing, pg_bin, pgbench_argv
 
 SYSBENCH_TABLES = 4
 SYSBENCH_ROWS_PER_SCALE = 25_000
@@ -78,6 +79,16 @@ def _sysbench_run(server: Server, scale: int) -> list[str]:
                                        "--report-interval=1", "run"]
 
 
+def _tool(name: str, package: str) -> str | None:
+    return None if shutil.which(name) else f"{name} is not installed (apt install {package})"
+
+
+def _pgbench_missing() -> str | None:
+    b = pg_bin()
+    return None if b and (b / "pgbench").exists() else \
+        "pgbench is not installed (apt install postgresql-contrib)"
+
+
 def _pgbench_prepare(server: Server, scale: int) -> None:
     run_checked(pgbench_argv(server) + ["-i", "-q", "-s", str(scale), "postgres"],
                 "pgbench -i", timeout=PREPARE_TIMEOUT_S)
@@ -93,8 +104,10 @@ PRESETS = {p.name: p for p in (
            "binary log, durable commits), one client connection per thread",
            MariaDB, ("--log-bin=binlog", "--server-id=1", "--sync-binlog=1",
                      "--innodb-log-file-size=64M"),
-           "sysbench", "sysbench", mariadb_missing, _sysbench_prepare, _sysbench_run),
+           "sysbench", "sysbench", lambda: mariadb_missing() or _tool("sysbench", "sysbench"),
+           _sysbench_prepare, _sysbench_run),
     Preset("postgres-pgbench", "PostgreSQL under pgbench's TPC-B-like transactions, one "
            "client connection per thread", Postgres, (), "pgbench", "pgbench",
-           postgres_missing, _pgbench_prepare, _pgbench_run),
+           lambda: postgres_missing() or _pgbench_missing(), _pgbench_prepare,
+           _pgbench_run),
 )}
