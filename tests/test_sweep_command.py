@@ -4,6 +4,7 @@ real recorder through the command's process tree. Short points, threads 1 and 2.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -220,3 +221,23 @@ def test_a_killed_sweeps_command_is_ended_by_the_next(tmp_path):
     for argv in TREE_ARGVS:
         assert not pids_running(argv), argv
     assert not own_cgroups_left(proc.pid)
+
+
+@pytest.mark.kernel
+def test_trace_comm_traces_only_threads_of_that_name(tmp_path):
+    # dd under a name no other process on the host has (a task's comm is the name it
+    # was executed by)
+    name = f"lsdd{os.getpid()}"[:15]
+    (tmp_path / name).symlink_to(require_tool("dd"))
+    # a list, so sh stays the parent; only the renamed dd is traced
+    cmd = (f"cat /dev/null; {tmp_path / name} if=/dev/zero of={{dir}}/x bs=4k count=300 "
+           "oflag=direct status=none; cat /dev/null")
+    res, doc = command_sweep(tmp_path, "comm", "--command", cmd, "--trace-comm", name,
+                             fs="ext4")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert doc["workload"]["command"]["trace_comm"] == name
+    for run in doc["runs"]:
+        comms = {t["comm"] for t in run["trace"]["threads"]}
+        assert comms == {name}, comms
+        writes = sum(s["count"] for s in run["trace"]["syscalls"] if s["name"] == "write")
+        assert writes == 300
