@@ -241,3 +241,28 @@ def test_trace_comm_traces_only_threads_of_that_name(tmp_path):
         assert comms == {name}, comms
         writes = sum(s["count"] for s in run["trace"]["syscalls"] if s["name"] == "write")
         assert writes == 300
+
+
+@pytest.mark.kernel
+def test_without_cgroup_v2_the_started_pids_are_traced(tmp_path, ext4_fs, monkeypatch):
+    """Hosts without a writable cgroup v2 mount: the recorder follows the pids the point
+    started (a simple command is exec'd, so the tool is one of them)."""
+    from lockscope.workload import scope
+    from lockscope.workload.runner import CommandSpec, run_command_point
+    from lockscope.workload.template import Split
+
+    require_tool("dd")
+    monkeypatch.setattr(scope, "cgroup2_root", lambda: None)
+    spec = CommandSpec("dd if=/dev/zero of={dir}/p bs=4k oflag=direct conv=notrunc "
+                       "seek={part_offset} count={part_blocks} status=none",
+                       per_thread=True, split=Split(2 << 20, 4 << 10))
+    workdir = ext4_fs.path / "w"
+    workdir.mkdir()
+    res = run_command_point(spec, 2, 1, workdir, tmp_path / "scratch")
+    res.wait_detached()
+    assert res.trace, res.trace_error
+    pids = res.workload["command"]["pids"]
+    assert {t["pid"] for t in res.trace["threads"] if t.get("oncpu_ns")} == set(pids)
+    writes = sum(s["count"] for s in res.trace["syscalls"] if s["name"] == "write")
+    assert writes == (2 << 20) // (4 << 10)
+    assert not own_cgroups_left(os.getpid())

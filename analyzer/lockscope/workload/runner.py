@@ -84,8 +84,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         mark = now
 
     if spec.prepare:
-        _prepare(spec.prepare, render(spec.prepare, threads, runtime_s, workdir), workdir,
-                 scratch)
+        _prepare(render(spec.prepare, threads, runtime_s, workdir), workdir, scratch)
     phase("layout")
     lines = spec.lines(threads, runtime_s, workdir)
     scope = Scope.make()
@@ -131,16 +130,25 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
                     pass
 
 
-def _prepare(template: str, line: str, workdir: Path, scratch: Path) -> None:
+def _prepare(line: str, workdir: Path, scratch: Path) -> None:
     """Run --prepare (untraced) in the point's directory; a failure ends the point."""
     with open(scratch / "prepare.out", "w") as out, open(scratch / "prepare.err", "w+") as err:
-        res = subprocess.run(["/bin/sh", "-c", line], cwd=workdir, stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=err, start_new_session=True)
-        if res.returncode != 0:
+        proc = subprocess.Popen(["/bin/sh", "-c", line], cwd=workdir,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
+        try:
+            while proc.poll() is None:
+                try:
+                    proc.wait(0.5)  # short waits: Ctrl-C is delivered between them
+                except subprocess.TimeoutExpired:
+                    pass
+        except BaseException:
+            _end_group(proc)
+            raise
+        if proc.returncode != 0:
             last = last_line(err)
-            raise PointFailed(f"--prepare exited {res.returncode}" + (f": {last}" if last
-                                                                       else ""),
-                              res.returncode, last)
+            raise PointFailed(f"--prepare exited {proc.returncode}"
+                              + (f": {last}" if last else ""), proc.returncode, last)
 
 
 def exec_form(line: str) -> str:
