@@ -71,8 +71,10 @@ class PointFailed(LockscopeError):
 def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir: Path,
                       scratch: Path, trace: bool = True,
                       recorder_args: list[str] | None = None,
-                      before_timed: Callable[[], None] | None = None) -> PointResult:
-    """Run one point with the command's files in ``workdir`` and outputs in ``scratch``."""
+                      before_timed: Callable[[], None] | None = None,
+                      on_phase: Callable[[str], None] = lambda what: None) -> PointResult:
+    """Run one point with the command's files in ``workdir`` and outputs in ``scratch``;
+    ``on_phase`` hears what the point is doing (for a progress line)."""
     scratch.mkdir(parents=True, exist_ok=True)
     phases: dict[str, float] = {}
     mark = time.monotonic()
@@ -84,6 +86,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         mark = now
 
     if spec.prepare:
+        on_phase("preparing")
         _prepare(render(spec.prepare, threads, runtime_s, workdir), workdir, scratch)
     phase("layout")
     lines = spec.lines(threads, runtime_s, workdir)
@@ -94,6 +97,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         for i, line in enumerate(lines):
             procs.append(_spawn_gated(line, workdir, scope.procs, scratch, i))
         if trace:
+            on_phase("attaching")
             recorder = RecorderWindow(["--comm", spec.trace_comm] if spec.trace_comm
                                       else scope.recorder_filter([p.pid for p in procs]),
                                       scratch, recorder_args)
@@ -103,6 +107,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
             before_timed()
         if recorder:
             recorder.open()
+        on_phase("running")
         walls = _run_gated(procs)
         phase("timed")
         detaching = recorder.close() if recorder else None
