@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .host import cgroup2_root
+from .workload.scope import cgroup_members, end_cgroup
 
 LEDGER_DIR = Path(os.environ.get("LOCKSCOPE_PROC_LEDGER_DIR", "/run/lockscope/servers"))
 GRACE_S = 10.0
@@ -66,34 +67,24 @@ class Managed:
         self.save()
 
     def pids(self) -> list[int]:
-        out: list[int] = []
-        if self.cgroup:
-            try:
-                out = [int(p) for p in Path(self.cgroup, "cgroup.procs").read_text().split()]
-            except OSError:
-                pass
+        out = cgroup_members(Path(self.cgroup)) if self.cgroup else []
         if self.pid and start_time(self.pid) == self.pid_start and self.pid not in out:
             out.append(self.pid)
         return out
 
     def stop(self, grace: float = GRACE_S) -> None:
-        """The stop signal to the main process, then SIGKILL to whatever is left in the
-        cgroup after ``grace`` seconds; the cgroup and the ledger entry go. Safe to
-        call more than once."""
+        """The stop signal to the main process, then SIGKILL to whatever is left (the
+        whole cgroup) after ``grace`` seconds; the cgroup, the private directories and
+        the ledger entry go. Safe to call more than once."""
         if self.pid and start_time(self.pid) == self.pid_start:
             _signal(self.pid, self.stop_signal)
         deadline = time.monotonic() + grace
         while self.pids() and time.monotonic() < deadline:
             time.sleep(0.1)
-        for _ in range(50):
-            left = self.pids()
-            if not left:
-                break
-            for pid in left:
-                _signal(pid, signal.SIGKILL)
-            time.sleep(0.1)
+        if self.pid and start_time(self.pid) == self.pid_start:
+            _signal(self.pid, signal.SIGKILL)
         if self.cgroup:
-            remove_cgroup(Path(self.cgroup))
+            end_cgroup(Path(self.cgroup))
         for d in self.dirs:
             shutil.rmtree(d, ignore_errors=True)
         self._path().unlink(missing_ok=True)
@@ -112,18 +103,6 @@ def new_cgroup(prefix: str) -> Path | None:
     if root is None:
         return None
     return root / f"{prefix}{os.getpid()}-{time.monotonic_ns()}"
-
-
-def remove_cgroup(path: Path) -> None:
-    """rmdir once its tasks are gone (a killed task leaves the cgroup a moment later)."""
-    for _ in range(100):
-        try:
-            path.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.1)
 
 
 def manage(name: str, stop_signal: int = signal.SIGTERM, cgroup_prefix: str | None = None,

@@ -14,10 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from .. import procledger
 from ..dbserver.common import Server
 from ..dbserver.presets import DEFAULT_SCALE, PRESETS, Preset
 from ..errors import LockscopeError, UsageError
@@ -60,7 +63,7 @@ def preset_of(args) -> Preset | None:
     preset = PRESETS[name]
     why = preset.missing()
     if why:
-        raise UsageError(f"--preset {name}: {why}")
+        raise LockscopeError(f"--preset {name}: {why}")
     return preset
 
 
@@ -89,24 +92,37 @@ def _server_dir(base: Path) -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class PresetServer:
+    """A preset's server on one filesystem and the client spec that talks to it."""
+
+    server: Server
+    spec: CommandSpec
+
+
 def start_servers(stack: ExitStack, preset: Preset, scale: int,
-                  workdirs: dict[str, Path], made_above: dict[str, Path],
-                  doc: dict) -> dict[str, tuple[CommandSpec, Server]]:
+                  workdirs: dict[str, Path], roots: dict[str, Path],
+                  doc: dict) -> dict[str, PresetServer]:
     """A prepared server on each filesystem, stopped by ``stack``; the client's command
-    spec for each (its template carries the server's socket and port)."""
-    specs = {}
+    spec for each (its template carries the server's socket and port). ``roots``: the
+    highest directory lockscope made above each working directory (opened to the
+    server's user; nothing above it is changed)."""
+    procledger.cleanup_stale()  # servers a killed sweep left (on a --target, say)
+    out = {}
     for fs, wd in workdirs.items():
+        print(f"lockscope sweep: {fs}: starting {preset.server.kind} and preparing its data "
+              f"(--db-scale {scale})", file=sys.stderr, flush=True)
         base = stack.enter_context(_server_dir(wd / preset.server.kind))
         try:
-            server = stack.enter_context(preset.running(base, scale, made_above.get(fs)))
+            server = stack.enter_context(preset.running(base, scale, roots.get(fs)))
         except LockscopeError as exc:
             raise LockscopeError(f"{fs}: {exc}") from None
         template = preset.template(server, scale)
         doc["workload"]["preset"]["commands"][fs] = template
         doc["host"]["filesystems"][fs]["server"] = server.facts()
-        specs[fs] = (CommandSpec(template, throughput=preset.throughput,
-                                 trace_target=_trace_target(server)), server)
-    return specs
+        out[fs] = PresetServer(server, CommandSpec(template, throughput=preset.throughput,
+                                                   trace_target=_trace_target(server)))
+    return out
 
 
 def _trace_target(server: Server) -> tuple[str, ...]:
@@ -120,10 +136,6 @@ def _trace_target(server: Server) -> tuple[str, ...]:
     return ("--comm", server.comm)
 
 
-def spec_for(specs: dict, fs: str, default: CommandSpec | None) -> CommandSpec | None:
-    return specs[fs][0] if fs in specs else default
-
-
-def run_facts(specs: dict, fs: str) -> dict:
+def run_facts(servers: dict[str, PresetServer] | None, fs: str) -> dict:
     """What each run of a preset sweep records of its server (the analysis keys on it)."""
-    return {"server": specs[fs][1].facts()} if fs in specs else {}
+    return {"server": servers[fs].server.facts()} if servers and fs in servers else {}
