@@ -368,6 +368,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
                         doc["failed_point"] = failed_point(fs, n, rep, exc)
                         raise PointFailed(f"{label}: {exc}", exc.exit_status,
                                           exc.stderr_line) from None
+                if servers:
+                    res.workload["ops_unit"] = "TPS"
                 pending.append(res.wait_detached)
                 probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
