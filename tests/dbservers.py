@@ -11,7 +11,6 @@ against.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from lockscope.dbserver import Server
 from lockscope.dbserver.mariadb import mariadbd_binary, mysql_query, sysbench_argv
 from lockscope.dbserver.postgres import pgbench_argv
 from lockscope.loopfs import make_loopfs
+from lockscope.workload.parsers import ToolOutputError, parse_pgbench, parse_sysbench
 
 __all__ = ["MariaDB", "Server", "mariadb", "mariadbd_binary", "mysql_query", "postgres"]
 
@@ -74,10 +74,8 @@ def sysbench_start(server: Server, threads: int, seconds: float, **kw) -> subpro
 
 
 def sysbench_tps(output: str) -> dict:
-    """sysbench's own figures: total TPS and the per-second report lines."""
-    total = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", output)
-    per_s = [float(m) for m in re.findall(r"\]\s+thds:\s+\d+\s+tps:\s+([\d.]+)", output)]
-    return {"tps": float(total.group(1)) if total else None, "per_second": per_s}
+    """sysbench's own TPS, read by the sweep's parser (None without its report)."""
+    return {"tps": _tps(parse_sysbench, output)}
 
 
 # ---------------------------------------------------------------- PostgreSQL
@@ -115,12 +113,18 @@ def pgbench_start(server: Server, clients: int, seconds: float) -> subprocess.Po
 
 
 def pgbench_tps(output: str) -> dict:
-    total = re.search(r"tps = ([\d.]+)", output)
-    per_s = [float(m) for m in re.findall(r"progress: [\d.]+ s, ([\d.]+) tps", output)]
-    return {"tps": float(total.group(1)) if total else None, "per_second": per_s}
+    """pgbench's own TPS, read by the sweep's parser (None without its report)."""
+    return {"tps": _tps(parse_pgbench, output)}
 
 
 # ---------------------------------------------------------------- shared
+
+def _tps(parse, output: str) -> float | None:
+    try:
+        return parse(output).ops_s
+    except ToolOutputError:
+        return None
+
 
 def finish(client: subprocess.Popen, timeout: float = 120) -> str:
     """Wait for a benchmark client and return its output; killed if it hangs."""
