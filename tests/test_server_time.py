@@ -78,3 +78,16 @@ def test_repeats_average_and_untraced_points_stay_untraced():
     # 2 runs × 2 threads × 0.1 s of fsync over 2000 transactions
     assert points[1]["per_txn_us"]["durability"] == pytest.approx(0.4e6 / 2000)
     assert server_verdict(points[:1])["kind"] == "inconclusive"
+
+
+def test_report_rows_follow_the_points():
+    from lockscope.report.server_rows import server_rows
+
+    runs = [run(1, 1000, [(0.30, 0.0, 0.20, 0.50)]),
+            run(4, 1100, [(0.08, 0.02, 0.80, 0.10)] * 4), dict(run(8, 900, []), trace=None)]
+    rows = server_rows({"points": server_points(runs)})
+    assert [r["clients"] for r in rows] == ["1", "4", "8"]
+    assert rows[1]["threads"] == "4" and rows[1]["idle"] == "0.40"
+    assert rows[1]["lost"] == "3.28"  # (0.8 fsync + 0.02 runqueue) × 4 threads
+    assert rows[1]["classes"].startswith("fsync / durability 98%")
+    assert rows[2]["classes"] == "not traced"
