@@ -94,7 +94,9 @@ class Postgres:
         run_checked(into_cgroup(as_user(USER, [
             str(self.bin / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.log), "-w",
             "-t", f"{timeout:.0f}", "-o", " ".join(opts), "start"]), self.entry.cgroup),
-            "pg_ctl start", timeout=timeout + 10)
+            # a session of its own: a Ctrl-C at the terminal reaches lockscope, which
+            # stops the server after the point, not the postmaster directly
+            "pg_ctl start", timeout=timeout + 10, start_new_session=True)
         self.pid = int((self.datadir / "postmaster.pid").read_text().split()[0])
         self.entry.started(self.pid)
 
