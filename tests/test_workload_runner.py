@@ -65,7 +65,8 @@ def test_the_point_directory_is_emptied_of_what_the_command_made(tmp_path):
     outside.mkdir()
     (outside / "keep").write_text("x")
     spec = CommandSpec(f"mkdir -p {{dir}}/data/sub && touch {{dir}}/data/sub/f {{dir}}/top "
-                       f"&& ln -s {outside} {{dir}}/link")
+                       f"&& ln -s {outside} {{dir}}/link && dd if=/dev/zero of=/dev/null count=1",
+                       throughput="dd")
     res = run(tmp_path, spec)
     assert res.workload["command"]["exit_status"] == [0]
     workdir = tmp_path / "dir"
@@ -73,3 +74,9 @@ def test_the_point_directory_is_emptied_of_what_the_command_made(tmp_path):
     clean_workdir(workdir)
     assert list(workdir.iterdir()) == []
     assert (outside / "keep").read_text() == "x"  # a link is removed, not followed
+
+
+def test_without_parser_or_trace_there_is_no_throughput(tmp_path):
+    with pytest.raises(PointFailed) as err:
+        run(tmp_path, CommandSpec("true"))
+    assert str(err.value).startswith("no throughput: ")

@@ -113,6 +113,9 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         detaching = recorder.close() if recorder else None
         trace_doc = recorder.trace if recorder else None
         _check_exits(procs, scratch)
+        if not spec.throughput and trace_doc is None:
+            raise PointFailed("no throughput: the command's operations are counted by the "
+                              f"trace, and there is none ({recorder.error if recorder else ''})")
         workload = _workload(spec, lines, procs, walls, scratch, trace_doc)
         phase("collect")
         return PointResult(workload, trace_doc, recorder.error if recorder else None,
