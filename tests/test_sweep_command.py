@@ -72,6 +72,10 @@ def test_fio_command_with_its_own_throughput(tmp_path):
         pwrites = sum(s["count"] for s in run["trace"]["syscalls"]
                       if s["name"] == "pwrite64")
         assert pwrites >= ios
+        # the workers are the job processes, not fio's main process (the pid started)
+        workers = {w["pid"] for w in run["workload"]["lockscope"]["threads"]}
+        assert len(workers) == run["threads"]
+        assert run["workload"]["command"]["pids"][0] not in workers
     for fs in ("ext4", "xfs"):
         points = doc["analysis"][fs]["points"]
         assert [p["threads"] for p in points] == [1, 2]

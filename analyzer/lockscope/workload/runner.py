@@ -24,6 +24,7 @@ from ..recording import RecorderWindow, last_line
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
 from .template import Split, render
+from .workers import worker_threads
 
 # Joins the cgroup ($2, if any), waits for the go line, then runs the command ($1) with
 # stdin from /dev/null. exec keeps the pid: the recorder may trace it by pid.
@@ -255,8 +256,11 @@ def _workload(spec: CommandSpec, lines: list[str], procs: list[subprocess.Popen]
         jobs = [fio_job("trace", _write_calls(trace) / wall if wall > 0 else 0.0, 0.0,
                         runtime_s=wall)]
         source = "trace"
-    return {"jobs": jobs, "throughput_source": source,
-            "lockscope": {"timed_phase": {"duration_ns": int(wall * 1e9)}},
+    lockscope: dict = {"timed_phase": {"duration_ns": int(wall * 1e9)}}
+    workers = worker_threads(trace)
+    if workers:
+        lockscope["threads"] = workers  # the analysis counts only their time, as the engine's
+    return {"jobs": jobs, "throughput_source": source, "lockscope": lockscope,
             "command": {"lines": lines, "pids": [p.pid for p in procs],
                         "exit_status": [p.returncode for p in procs],
                         "wall_s": [round(w, 3) for w in walls],
