@@ -219,9 +219,9 @@ def test_a_killed_sweeps_command_is_ended_by_the_next(tmp_path):
     assert pids_running(TREE_ARGVS[1])  # still running, in the dead sweep's cgroup
     left = own_cgroups_left(proc.pid)
     assert left
-    cleaned = scope.cleanup_stale()
+    # (another lockscope sweep starting on this host meanwhile may clean them first)
+    scope.cleanup_stale()
     loopfs.cleanup_stale()
-    assert set(left) <= {Path(c).name for c in cleaned}
     for argv in TREE_ARGVS:
         assert not pids_running(argv), argv
     assert not own_cgroups_left(proc.pid)

@@ -111,6 +111,6 @@ def test_cli_command_excludes_scenario():
     ("echo 'a;b'", True),
 ])
 def test_one_simple_command_is_execed(line, execed):
-    from lockscope.workload.runner import exec_form
+    from lockscope.workload.gate import exec_form
 
     assert exec_form(line) == (f"exec {line}" if execed else line)

@@ -10,8 +10,9 @@ import shutil
 from ..errors import UsageError
 from ..sizes import parse_size
 from ..target import COMM_MAX
+from .gate import exec_form
 from .parsers import PARSERS
-from .runner import CommandSpec, exec_form
+from .runner import CommandSpec
 from .template import Split, check_template
 
 DEFAULT_SPAN = "1g"
