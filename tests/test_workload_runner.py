@@ -80,3 +80,12 @@ def test_without_parser_or_trace_there_is_no_throughput(tmp_path):
     with pytest.raises(PointFailed) as err:
         run(tmp_path, CommandSpec("true"))
     assert str(err.value).startswith("no throughput: ")
+
+
+def test_a_parsed_tool_speaks_the_c_locale(tmp_path):
+    if not shutil.which("dd"):
+        pytest.skip("dd not installed")
+    spec = CommandSpec("env > {dir}/env; dd if=/dev/zero of=/dev/null count=1",
+                       throughput="dd")
+    run(tmp_path, spec)
+    assert "LC_ALL=C" in (tmp_path / "dir" / "env").read_text().splitlines()

@@ -41,15 +41,23 @@ def exec_form(line: str) -> str:
     return f"exec {line}"
 
 
-def spawn_gated(line: str, workdir: Path, procs_file: str, scratch: Path,
-                 index: int) -> subprocess.Popen:
+def spawn_gated(line: str, workdir: Path, procs_file: str, scratch: Path, index: int,
+                env: dict[str, str] | None = None) -> subprocess.Popen:
+    """One held process; its stdout and stderr go to ``command-INDEX.out|err`` in
+    ``scratch``."""
     with open(scratch / f"command-{index}.out", "w") as out, \
             open(scratch / f"command-{index}.err", "w") as err:
         # a session of its own: the whole tree can be signalled at once
         return subprocess.Popen(["/bin/sh", "-c", GATE, "lockscope-gate", exec_form(line),
                                  procs_file],
                                 cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                                text=True, start_new_session=True)
+                                text=True, start_new_session=True, env=env)
+
+
+def tool_env(parsed: bool) -> dict[str, str] | None:
+    """The environment of a command whose report is parsed: the C locale, so that its
+    words and numbers are the ones the parsers read (dd and sysbench translate theirs)."""
+    return {**os.environ, "LC_ALL": "C"} if parsed else None
 
 
 def run_gated(procs: list[subprocess.Popen]) -> list[float]:

@@ -17,7 +17,7 @@ from typing import Callable
 from ..errors import LockscopeError
 from ..point import PointResult, file_facts
 from ..recording import RecorderWindow, last_line
-from .gate import end_group, run_gated, spawn_gated
+from .gate import end_group, run_gated, spawn_gated, tool_env
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
 from .template import Split, render
@@ -84,7 +84,8 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
     recorder: RecorderWindow | None = None
     try:
         for i, line in enumerate(lines):
-            procs.append(spawn_gated(line, workdir, scope.procs, scratch, i))
+            procs.append(spawn_gated(line, workdir, scope.procs, scratch, i,
+                                     tool_env(spec.throughput is not None)))
         if trace:
             on_phase("attaching")
             recorder = RecorderWindow(["--comm", spec.trace_comm] if spec.trace_comm
