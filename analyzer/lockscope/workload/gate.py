@@ -56,7 +56,7 @@ def spawn_gated(line: str, workdir: Path, procs_file: str, scratch: Path, index:
 
 def tool_env(parsed: bool) -> dict[str, str] | None:
     """The environment of a command whose report is parsed: the C locale, so that its
-    words and numbers are the ones the parsers read (dd and sysbench translate theirs)."""
+    words and numbers are the ones the parsers read (coreutils dd translates its)."""
     return {**os.environ, "LC_ALL": "C"} if parsed else None
 
 
