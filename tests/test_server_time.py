@@ -18,8 +18,8 @@ def trace(threads: list[tuple[float, float, float, float]]) -> dict:
     for tid, (cpu, rq, fsync, idle) in enumerate(threads, start=100):
         th.append({"tid": tid, "oncpu_ns": cpu * S, "runqueue_ns": rq * S,
                    "offcpu_ns": (fsync + idle) * S})
-        off += [{"tid": tid, "reason": "other", "total_ns": fsync * S, "kstack": FSYNC},
-                {"tid": tid, "reason": "other", "total_ns": idle * S, "kstack": RECV}]
+        off += [{"tid": tid, "reason": "blocked", "total_ns": fsync * S, "kstack": FSYNC},
+                {"tid": tid, "reason": "blocked", "total_ns": idle * S, "kstack": RECV}]
     return {"interval": {"duration_ns": S}, "threads": th, "offcpu": off, "locks": []}
 
 

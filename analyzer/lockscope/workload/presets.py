@@ -1,8 +1,8 @@
 """``sweep --preset``: a database preset expressed as the external-command runner (the
 client, its template and its parser) plus a server set up on each filesystem.
 
-Per filesystem, before the first point: the server's datadir is made in the sweep's
-directory there, the database initialized and started (private socket, unique port,
+Per filesystem, before the first point: the server's datadir is made in a new
+directory beside the sweep's point directory there, the database initialized and started (private socket, unique port,
 own cgroup) and the data prepared; the client then runs at each point like any
 ``--command``, with the recorder on the server's processes instead of the client's.
 The servers stop with the sweep's other resources (its ExitStack) on every exit path,
@@ -84,7 +84,7 @@ def workload_facts(preset: Preset, scale: int) -> dict:
 
 @contextmanager
 def _server_dir(base: Path) -> Iterator[Path]:
-    """The server's directory inside the sweep's own; removed with all it holds."""
+    """The server's directory, new (never one that exists); removed with all it holds."""
     base.mkdir()
     try:
         yield base
@@ -112,7 +112,8 @@ def start_servers(stack: ExitStack, preset: Preset, scale: int,
     for fs, wd in workdirs.items():
         print(f"lockscope sweep: {fs}: starting {preset.server.kind} and preparing its data "
               f"(--db-scale {scale})", file=sys.stderr, flush=True)
-        base = stack.enter_context(_server_dir(wd / preset.server.kind))
+        # beside the points' directory, which is emptied after every point
+        base = stack.enter_context(_server_dir(wd.parent / f"{wd.name}-{preset.server.kind}"))
         try:
             server = stack.enter_context(preset.running(base, scale, roots.get(fs)))
         except LockscopeError as exc:
