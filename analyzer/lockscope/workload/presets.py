@@ -2,9 +2,10 @@
 client, its template and its parser) plus a server set up on each filesystem.
 
 Per filesystem, before the first point: the server's datadir is made in a new
-directory beside the sweep's point directory there, the database initialized and started (private socket, unique port,
-own cgroup) and the data prepared; the client then runs at each point like any
-``--command``, with the recorder on the server's processes instead of the client's.
+directory beside the sweep's point directory there, the database initialized and
+started (private socket, unique port, own cgroup) and the data prepared; the client
+then runs at each point like any ``--command``, with the recorder on the server's
+processes instead of the client's.
 The servers stop with the sweep's other resources (its ExitStack) on every exit path,
 and after a kill through the process ledger (procledger).
 """
