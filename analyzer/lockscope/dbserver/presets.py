@@ -86,7 +86,7 @@ def _tool(name: str, package: str) -> str | None:
 def _pgbench_missing() -> str | None:
     b = pg_bin()
     return None if b and (b / "pgbench").exists() else \
-        "pgbench is not installed (apt install postgresql-contrib)"
+        "pgbench is not installed (it comes with the PostgreSQL server package)"
 
 
 def _pgbench_prepare(server: Server, scale: int) -> None:
