@@ -103,3 +103,9 @@ def test_wait_for_frees_waits_only_for_a_live_freeing_child(tmp_path, monkeypatc
         if live.poll() is None:
             live.kill()
             live.wait()
+
+
+def test_concurrent_images_of_one_type_have_their_own_ledger_entries(tmp_path):
+    a, b = (loopfs.LoopFilesystem(fstype="ext4", image=str(tmp_path / d / "ext4.img"),
+                                  mountpoint=str(tmp_path / d / "mnt")) for d in ("a", "b"))
+    assert a._ledger() != b._ledger()

@@ -44,7 +44,9 @@ class LoopFilesystem:
         return Path(self.mountpoint)
 
     def _ledger(self) -> Path:
-        return LEDGER_DIR / (Path(self.image).name + ".json")
+        # Named by the image's private directory: every ext4 image is "ext4.img", and
+        # filesystems of concurrent runs must not share (and overwrite) one entry.
+        return LEDGER_DIR / (Path(self.image).parent.name + ".json")
 
     def _save(self) -> None:
         LEDGER_DIR.mkdir(parents=True, exist_ok=True)
@@ -220,7 +222,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 def cleanup_stale() -> list[str]:
-    """Tear down filesystems left by lockscope processes that no longer exist."""
+    """Tear down filesystems left by lockscope processes that no longer exist, after
+    stopping the servers such a process left running on them (procledger)."""
+    from .procledger import cleanup_stale as stop_stale_processes
+
+    stop_stale_processes()
     cleaned: list[str] = []
     if not LEDGER_DIR.is_dir():
         return cleaned

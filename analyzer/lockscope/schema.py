@@ -332,6 +332,7 @@ class FsFacts(TypedDict, total=False):
     block_size: int
     image_bytes: int | None
     made_by_lockscope: bool
+    server: dict[str, Any]      # sweep --preset: the server on this filesystem
 
 
 class Host(TypedDict, total=False):
@@ -347,6 +348,7 @@ class Host(TypedDict, total=False):
 
 class Workload(TypedDict, total=False):
     scenario: str
+    preset: dict[str, Any]      # sweep --preset: the database preset
     description: str
     job: dict[str, Any]
     runtime_s: float
@@ -397,6 +399,7 @@ class Run(TypedDict, total=False):
     recorder_cost: RunRecorderCost | None
     files: list[SweptFile]
     engine_argv: list[str]
+    server: dict[str, Any]      # sweep --preset: the server's facts at this point
 
 
 class PgRelation(TypedDict):
@@ -606,8 +609,7 @@ class Verdict(_VerdictRequired, total=False):
     wait_class: str | None
 
 
-class FsAnalysis(TypedDict):
-    """``analysis.<fs>``."""
+class _FsAnalysisRequired(TypedDict):
 
     fs: str
     fstype: str
@@ -617,6 +619,13 @@ class FsAnalysis(TypedDict):
     dio_classes: list[DioClass]
     causes: list[Cause]
     verdict: Verdict
+
+
+class FsAnalysis(_FsAnalysisRequired, total=False):
+    """``analysis.<fs>``."""
+
+    # sweep --preset: the server's time per client count (analysis/server_time.py)
+    server: dict[str, Any]
 
 
 class ComparisonRow(TypedDict):

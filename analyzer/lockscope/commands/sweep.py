@@ -33,6 +33,22 @@ from ..results import SCHEMA, save_results
 from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from ..schema import ResultsDoc
 from ..sizes import parse_size
+from ..workload.options import add_command_arguments, command_spec
+from ..workload.points import (
+    cleanup_stale_cgroups,
+    command_space_needed,
+    command_workload,
+    failed_point,
+)
+from ..workload.presets import (
+    add_preset_arguments,
+    preset_of,
+    run_facts,
+    space_needed,
+    start_servers,
+    workload_facts,
+)
+from ..workload.runner import PointFailed, run_command_point
 
 SUPPORTED_FS = ("ext4", "xfs")
 DEFAULT_RUNTIME_S = 8
@@ -75,6 +91,8 @@ def add_parser(sub) -> None:
     src.add_argument("--scenario", default=None,
                      help=f"built-in scenario (default: {DEFAULT}; see lockscope scenarios)")
     src.add_argument("--job", metavar="FILE.fio", help="a fio job file instead of a scenario")
+    add_command_arguments(p, src)
+    add_preset_arguments(p, src)
     p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
                    help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -97,6 +115,11 @@ def add_parser(sub) -> None:
                    "sheds stacks, then probe groups (default 0: never; a sweep's points are "
                    "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
+
+
+def _engine_workload(scenario: Scenario) -> dict:
+    return {"scenario": scenario.name, "description": scenario.description,
+            "job": scenario.job}
 
 
 def _scenario(args) -> Scenario:
@@ -151,6 +174,8 @@ def _check_space(path: str, need: int, what: str) -> None:
 
 
 def run(args) -> int:
+    preset = preset_of(args)  # a preset sets its own client, parser and traced processes
+    args.command_spec = command_spec(args)  # a bad template is refused before anything
     if os.geteuid() != 0:
         raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
                              "(lockscope doctor has the detail)")
@@ -160,14 +185,19 @@ def run(args) -> int:
         raise UsageError("--repeat must be >= 1")
     if not 0 <= args.max_overhead <= 100:
         raise UsageError("--max-overhead must be between 0 and 100")
-    scenario = _scenario(args)
-    _validate_job(scenario, args)  # fail before making anything
+    scenario = _scenario(args) if not (args.command_spec or preset) else None
+    if scenario:
+        _validate_job(scenario, args)  # fail before making anything
+    else:
+        cleanup_stale_cgroups()
     if not args.no_trace:
         find_binary("lockscope-record")
     targets = _targets(args)
     fss = list(targets) if targets else args.fs
     image_bytes = parse_size(args.image_size) if not targets else None
-    need = _space_needed(scenario, args.threads)
+    need = (_space_needed(scenario, args.threads) if scenario
+            else space_needed(preset, args.db_scale) if preset
+            else command_space_needed(args.command_spec))
     if targets:
         for t in targets.values():
             _check_space(t, need, f"the workload on {t}")
@@ -188,28 +218,36 @@ def run(args) -> int:
         # `lockscope ...` and `python -m lockscope ...` both leave the options in argv[1:]
         "command": ["lockscope"] + sys.argv[1:],
         "host": host_facts(),
-        "workload": {"scenario": scenario.name, "description": scenario.description,
-                     "job": scenario.job, "runtime_s": args.runtime,
-                     "threads": args.threads, "repeat": args.repeat},
+        "workload": {**(_engine_workload(scenario) if scenario
+                        else workload_facts(preset, args.db_scale) if preset
+                        else command_workload(args.command_spec)),
+                     "runtime_s": args.runtime, "threads": args.threads,
+                     "repeat": args.repeat},
         "runs": [], "analysis": {},
     }
     doc["reproduce"] = [shlex.join(doc["command"])]
     # SIGTERM should clean up like Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     interrupted = False
+    failed: PointFailed | None = None
     stack = ExitStack()
     try:
         try:
             # the first module is imported while the images are made
             first = Background(_warm, WARM_MODULES[0])
             try:
-                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
+                roots: dict[str, Path] = {}
+                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc, roots)
+                servers = start_servers(stack, preset, args.db_scale, workdirs, roots,
+                                        doc) if preset else {}
             except BaseException:
                 first.wait()
                 raise
-            _run_points(doc, scenario, fss, workdirs, args, out, first.wait)
+            _run_points(doc, scenario, fss, workdirs, args, out, first.wait, servers)
         except KeyboardInterrupt:
             interrupted = True
+        except PointFailed as exc:
+            failed = exc  # the completed points are analyzed; the sweep ends non-zero
         except LockscopeError:
             stack.close()
             # Keep the completed points before reporting the failure.
@@ -222,7 +260,7 @@ def run(args) -> int:
         # report run: deleting a fragmented image takes seconds of kernel time.
         cleanup = Background(stack.close)
         try:
-            return _finish(doc, out, interrupted, args)
+            return _finish(doc, out, interrupted, args, failed)
         finally:
             cleanup.wait()
     finally:
@@ -255,9 +293,11 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str, Path]:
+def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc,
+             roots: dict[str, Path]) -> dict[str, Path]:
     """Make (or enter) one working directory per filesystem; undone by the ExitStack
-    (loop filesystems are torn down in parallel: each teardown waits on the kernel)."""
+    (loop filesystems are torn down in parallel: each teardown waits on the kernel).
+    ``roots`` gets the highest directory lockscope made above each working directory."""
     workdirs = {}
     made: list[Any] = []
     stack.callback(lambda: _destroy_all(made))
@@ -267,12 +307,14 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
             wd = Path(base) / datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S-%f")
             wd.mkdir()
             stack.callback(_remove_tree_we_made, wd)
+            roots[label] = wd
             doc["host"]["filesystems"][label] = filesystem_facts(str(wd))
         else:
             fs = make_loopfs(label, size_bytes=image_bytes, workdir=args.image_dir)
             made.append(fs)
             wd = fs.path / "lockscope"
             wd.mkdir()
+            roots[label] = fs.path.parent  # the private directory of image and mount
             doc["host"]["filesystems"][label] = {
                 **filesystem_facts(str(wd), fs.image, image_bytes),
                 "device": fs.device, "fstype": fs.fstype}
@@ -299,7 +341,8 @@ def _remove_tree_we_made(wd: Path) -> None:
 WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
 
 
-def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
+def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
+                servers: dict | None = None) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
     # waits for background work and a detaching recorder: all done before timing
     pending: list = [warming]
@@ -322,10 +365,24 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
                     pending.append(Background(_warm, warm.pop(0)).wait)
                 # the previous point is saved, and its recorder detaches, while this one
                 # lays out and attaches; all of it ends before the timed phase
-                res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
-                                trace=not args.no_trace, on_status=progress.status,
-                                recorder_args=["--max-overhead", f"{args.max_overhead:g}"]
-                                + probing.args(), before_timed=settle)
+                recorder_args = ["--max-overhead", f"{args.max_overhead:g}"] + probing.args()
+                if scenario:
+                    res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
+                                    trace=not args.no_trace, on_status=progress.status,
+                                    recorder_args=recorder_args, before_timed=settle)
+                else:
+                    try:
+                        spec = servers[fs].spec if servers else args.command_spec
+                        res = run_command_point(spec, n, args.runtime, wd,
+                                                scratch, trace=not args.no_trace,
+                                                recorder_args=recorder_args,
+                                                before_timed=settle, on_phase=progress.phase)
+                    except PointFailed as exc:
+                        doc["failed_point"] = failed_point(fs, n, rep, exc)
+                        raise PointFailed(f"{label}: {exc}", exc.exit_status,
+                                          exc.stderr_line) from None
+                if servers:
+                    res.workload["ops_unit"] = "TPS"
                 pending.append(res.wait_detached)
                 probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
@@ -333,8 +390,10 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
                                     "trace_error": res.trace_error, "files": res.files,
                                     "phases_s": res.phases_s,
                                     "recorder_cost": recorder_cost(res.trace),
-                                    "engine_argv": [Path(res.engine_argv[0]).name]
-                                    + res.engine_argv[1:]})
+                                    **run_facts(servers, fs)})
+                if res.engine_argv:
+                    doc["runs"][-1]["engine_argv"] = ([Path(res.engine_argv[0]).name]
+                                                      + res.engine_argv[1:])
                 clean_workdir(wd)
                 progress.end_point(i, label, res.workload, res.trace_error)
                 # Keep what is done on disk: a crash later still leaves a readable
@@ -391,13 +450,15 @@ def _save_point(out: Path, doc: ResultsDoc, scratch: Path) -> None:
     save_results(out / "results.json", doc)
 
 
-def _finish(doc: ResultsDoc, out: Path, interrupted: bool, args) -> int:
+def _finish(doc: ResultsDoc, out: Path, interrupted: bool, args,
+            failed: PointFailed | None = None) -> int:
     from ..analysis import analyze
     from ..summary import print_summary
 
-    doc["partial"] = interrupted
+    doc["partial"] = interrupted or failed is not None
     if doc["runs"]:
-        doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]})
+        doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]
+                                    if r.get("engine_argv")})
         doc["analysis"] = analyze(doc)
     save_results(out / "results.json", doc)
     report = None
@@ -408,6 +469,8 @@ def _finish(doc: ResultsDoc, out: Path, interrupted: bool, args) -> int:
         print(f"lockscope sweep: interrupted; {len(doc['runs'])} completed point(s) kept in "
               f"{out / 'results.json'} (marked partial)", file=sys.stderr)
         return 130
+    if failed is not None:
+        raise failed  # its one line ends the sweep, after the completed points' summary
     return 0
 
 
