@@ -199,7 +199,7 @@ struct dio_inflight {
 	__u32 dev;
 	__u32 classes;         /* bit per enum rec_dio_class */
 	__u32 write;
-	__u32 pad;
+	__u32 blksize;         /* the filesystem's block size, 0 when unknown */
 };
 
 #define REC_MEMO_SLOTS 4
