@@ -12,8 +12,15 @@ import time
 import pytest
 
 from conftest import require_tool
-from record_common import (dio_entry, file_locks, prepare_file, recorder, start_fio, stop,
-                           wait_threads)
+from record_common import (
+    dio_entry,
+    file_locks,
+    prepare_file,
+    recorder,
+    start_fio,
+    stop,
+    wait_threads,
+)
 
 pytestmark = pytest.mark.kernel
 
