@@ -6,13 +6,13 @@ import argparse
 import sys
 
 from . import __version__, doctor, scenarios, sweep
-from .commands import attach
+from .commands import attach, experiments
 from .errors import LockscopeError
 from .report import command as report_command
 from .report import flame_command
 
 # Each module adds its subparser and sets ``func``.
-COMMANDS = [sweep, attach, scenarios, doctor, report_command, flame_command]
+COMMANDS = [sweep, attach, scenarios, doctor, report_command, flame_command, experiments]
 
 
 def build_parser() -> argparse.ArgumentParser:
