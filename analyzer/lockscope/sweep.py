@@ -31,6 +31,10 @@ from .recorder_cost import recorder_cost
 from .results import SCHEMA, save_results
 from .scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from .sizes import parse_size
+from .workload.options import add_command_arguments, command_spec
+from .workload.points import (cleanup_stale_cgroups, command_space_needed,
+                              command_workload, failed_point)
+from .workload.runner import PointFailed, run_command_point
 
 # ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
 SUPPORTED_FS = ("ext4", "xfs", "ext2", "ext3")
@@ -75,6 +79,7 @@ def add_parser(sub) -> None:
     src.add_argument("--scenario", default=None,
                      help=f"built-in scenario (default: {DEFAULT}; see lockscope scenarios)")
     src.add_argument("--job", metavar="FILE.fio", help="a fio job file instead of a scenario")
+    add_command_arguments(p, src)
     p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
                    help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -97,6 +102,11 @@ def add_parser(sub) -> None:
                    "sheds stacks, then probe groups (default 0: never; a sweep's points are "
                    "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
+
+
+def _engine_workload(scenario: Scenario) -> dict:
+    return {"scenario": scenario.name, "description": scenario.description,
+            "job": scenario.job}
 
 
 def _scenario(args) -> Scenario:
@@ -151,6 +161,7 @@ def _check_space(path: str, need: int, what: str) -> None:
 
 
 def run(args) -> int:
+    args.command_spec = command_spec(args)  # a bad template is refused before anything
     if os.geteuid() != 0:
         raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
                              "(lockscope doctor has the detail)")
@@ -160,14 +171,18 @@ def run(args) -> int:
         raise UsageError("--repeat must be >= 1")
     if not 0 <= args.max_overhead <= 100:
         raise UsageError("--max-overhead must be between 0 and 100")
-    scenario = _scenario(args)
-    _validate_job(scenario, args)  # fail before making anything
+    scenario = _scenario(args) if not args.command_spec else None
+    if scenario:
+        _validate_job(scenario, args)  # fail before making anything
+    else:
+        cleanup_stale_cgroups()
     if not args.no_trace:
         find_binary("lockscope-record")
     targets = _targets(args)
     fss = list(targets) if targets else args.fs
     image_bytes = parse_size(args.image_size) if not targets else None
-    need = _space_needed(scenario, args.threads)
+    need = (_space_needed(scenario, args.threads) if scenario
+            else command_space_needed(args.command_spec))
     if targets:
         for t in targets.values():
             _check_space(t, need, f"the workload on {t}")
@@ -187,15 +202,17 @@ def run(args) -> int:
         # `lockscope ...` and `python -m lockscope ...` both leave the options in argv[1:]
         "command": ["lockscope"] + sys.argv[1:],
         "host": host_facts(),
-        "workload": {"scenario": scenario.name, "description": scenario.description,
-                     "job": scenario.job, "runtime_s": args.runtime,
-                     "threads": args.threads, "repeat": args.repeat},
+        "workload": {**(_engine_workload(scenario) if scenario
+                        else command_workload(args.command_spec)),
+                     "runtime_s": args.runtime, "threads": args.threads,
+                     "repeat": args.repeat},
         "runs": [], "analysis": {},
     }
     doc["reproduce"] = [shlex.join(doc["command"])]
     # SIGTERM should clean up like Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     interrupted = False
+    failed: PointFailed | None = None
     stack = ExitStack()
     try:
         try:
@@ -209,6 +226,8 @@ def run(args) -> int:
             _run_points(doc, scenario, fss, workdirs, args, out, first.wait)
         except KeyboardInterrupt:
             interrupted = True
+        except PointFailed as exc:
+            failed = exc  # the completed points are analyzed; the sweep ends non-zero
         except LockscopeError:
             stack.close()
             # Keep the completed points before reporting the failure.
@@ -221,7 +240,7 @@ def run(args) -> int:
         # report run: deleting a fragmented image takes seconds of kernel time.
         cleanup = Background(stack.close)
         try:
-            return _finish(doc, out, interrupted, args)
+            return _finish(doc, out, interrupted, args, failed)
         finally:
             cleanup.wait()
     finally:
@@ -321,19 +340,31 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
                     pending.append(Background(_warm, warm.pop(0)).wait)
                 # the previous point is saved, and its recorder detaches, while this one
                 # lays out and attaches; all of it ends before the timed phase
-                res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
-                                trace=not args.no_trace, on_status=progress.status,
-                                recorder_args=["--max-overhead", f"{args.max_overhead:g}"]
-                                + probing.args(), before_timed=settle)
+                recorder_args = ["--max-overhead", f"{args.max_overhead:g}"] + probing.args()
+                if scenario:
+                    res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
+                                    trace=not args.no_trace, on_status=progress.status,
+                                    recorder_args=recorder_args, before_timed=settle)
+                else:
+                    try:
+                        res = run_command_point(args.command_spec, n, args.runtime, wd,
+                                                scratch, trace=not args.no_trace,
+                                                recorder_args=recorder_args,
+                                                before_timed=settle)
+                    except PointFailed as exc:
+                        doc["failed_point"] = failed_point(fs, n, rep, exc)
+                        raise PointFailed(f"{label}: {exc}", exc.exit_status,
+                                          exc.stderr_line) from None
                 pending.append(res.wait_detached)
                 probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                     "workload": res.workload, "trace": res.trace,
                                     "trace_error": res.trace_error, "files": res.files,
                                     "phases_s": res.phases_s,
-                                    "recorder_cost": recorder_cost(res.trace),
-                                    "engine_argv": [Path(res.engine_argv[0]).name]
-                                    + res.engine_argv[1:]})
+                                    "recorder_cost": recorder_cost(res.trace)})
+                if res.engine_argv:
+                    doc["runs"][-1]["engine_argv"] = ([Path(res.engine_argv[0]).name]
+                                                      + res.engine_argv[1:])
                 clean_workdir(wd)
                 progress.end_point(i, label, res.workload, res.trace_error)
                 # Keep what is done on disk: a crash later still leaves a readable
@@ -390,13 +421,15 @@ def _save_point(out: Path, doc: dict, scratch: Path) -> None:
     save_results(out / "results.json", doc)
 
 
-def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
+def _finish(doc: dict, out: Path, interrupted: bool, args,
+            failed: PointFailed | None = None) -> int:
     from .analysis import analyze
     from .summary import print_summary
 
-    doc["partial"] = interrupted
+    doc["partial"] = interrupted or failed is not None
     if doc["runs"]:
-        doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]})
+        doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]
+                                    if r.get("engine_argv")})
         doc["analysis"] = analyze(doc)
     save_results(out / "results.json", doc)
     report = None
@@ -407,6 +440,8 @@ def _finish(doc: dict, out: Path, interrupted: bool, args) -> int:
         print(f"lockscope sweep: interrupted; {len(doc['runs'])} completed point(s) kept in "
               f"{out / 'results.json'} (marked partial)", file=sys.stderr)
         return 130
+    if failed is not None:
+        raise failed  # its one line ends the sweep, after the completed points' summary
     return 0
 
 

@@ -1,0 +1,281 @@
+"""One sweep point of an external command: prepare → attach → timed run → collect.
+
+The command's processes are started first, held by a gate (a shell waiting for a line
+on stdin) after they joined the point's cgroup; the recorder attaches to the cgroup (or
+to their pids, or to ``--trace-comm``), opens its window, and only then are the gates
+opened: the trace covers the command's whole run and nothing before it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..binaries import find_binary
+from ..errors import LockscopeError
+from ..point import PointResult, _file_facts, _last_line, _read_ready, _read_until, _stop
+from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
+from .scope import Scope
+from .template import Split, render
+
+# Joins the cgroup ($2, if any), waits for the go line, then runs the command ($1) with
+# stdin from /dev/null. exec keeps the pid: the recorder may trace it by pid.
+GATE = ('if [ -n "$2" ]; then echo $$ > "$2" || exit 125; fi; '
+        'read -r go || exit 125; exec /bin/sh -c "$1" </dev/null')
+# What makes a command line more than one simple command (lists, pipelines, subshells,
+# compound commands): such a line runs under its shell; a simple one is exec'd, so that
+# the tool keeps the gate's pid.
+SHELL_KEYWORDS = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
+                  "case", "esac", "{", "}", "!", "function", "select", "time", "[["}
+# The timed write calls the recorder counts (docs/recorder-json.md, `syscalls`): the
+# operations when no parser reads the tool's own report.
+WRITE_CALLS = ("write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter")
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """What ``sweep --command`` runs at each point."""
+
+    command: str
+    prepare: str | None = None
+    throughput: str | None = None        # a PARSERS name, or None: from the trace
+    per_thread: bool = False
+    trace_comm: str | None = None
+    split: Split = field(default_factory=lambda: Split(1 << 30, 64 << 10))
+
+    def lines(self, threads: int, runtime_s: float, workdir: Path) -> list[str]:
+        if not self.per_thread:
+            return [render(self.command, threads, runtime_s, workdir)]
+        return [render(self.command, threads, runtime_s, workdir, self.split.part(i, threads))
+                for i in range(threads)]
+
+
+class PointFailed(LockscopeError):
+    """The command (or --prepare) failed at a point, or its output could not be read:
+    the sweep keeps the completed points and marks this one."""
+
+    def __init__(self, message: str, exit_status: int | None = None,
+                 stderr_line: str = "") -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
+        self.stderr_line = stderr_line
+
+
+def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir: Path,
+                      scratch: Path, trace: bool = True,
+                      recorder_args: list[str] | None = None,
+                      before_timed: Callable[[], None] | None = None) -> PointResult:
+    """Run one point with the command's files in ``workdir`` and outputs in ``scratch``."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    phases: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def phase(label: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        phases[label] = round(now - mark, 3)
+        mark = now
+
+    if spec.prepare:
+        _prepare(spec.prepare, render(spec.prepare, threads, runtime_s, workdir), workdir,
+                 scratch)
+    phase("layout")
+    lines = spec.lines(threads, runtime_s, workdir)
+    scope = Scope.make()
+    procs: list[subprocess.Popen] = []
+    recorder = record_log = None
+    trace_out = scratch / "trace.json"
+    trace_doc, trace_error = None, None
+    try:
+        for i, line in enumerate(lines):
+            procs.append(_spawn_gated(line, workdir, scope.procs, scratch, i))
+        if trace:
+            what = (["--comm", spec.trace_comm] if spec.trace_comm
+                    else scope.recorder_filter([p.pid for p in procs]))
+            record_log = open(scratch / "record.log", "w+")
+            recorder = subprocess.Popen(
+                [find_binary("lockscope-record"), *what, "--start-on-stdin",
+                 "--out", str(trace_out), *(recorder_args or [])],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=record_log,
+                text=True, bufsize=1)
+            try:
+                _read_ready(recorder, "lockscope-record", 60, record_log)
+            except LockscopeError as exc:
+                trace_error = str(exc)
+                _stop(recorder)
+                recorder = None
+        phase("attach")
+        if before_timed:
+            before_timed()
+        if recorder:
+            recorder.stdin.write("start\n")
+            recorder.stdin.flush()
+            if not _read_until(recorder, "started", 30):
+                trace_error = "lockscope-record did not open its window"
+        walls = _run_gated(procs)
+        phase("timed")
+        detaching = None
+        if recorder:
+            recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
+            done = _read_until(recorder, "done", 60)
+            if not done:
+                try:
+                    recorder.wait(60)
+                except subprocess.TimeoutExpired:
+                    _stop(recorder)
+            if (done or recorder.returncode == 0) and trace_out.is_file():
+                trace_doc = json.loads(trace_out.read_text())
+                detaching = recorder if done else None
+            else:
+                trace_error = (f"lockscope-record exited {recorder.returncode}: "
+                               f"{_last_line(record_log)}")
+        _check_exits(procs, scratch)
+        workload = _workload(spec, lines, procs, walls, scratch, trace_doc)
+        phase("collect")
+        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), [], phases,
+                           detaching)
+    except BaseException:
+        for p in procs:
+            _end_group(p)
+        _stop(recorder)
+        raise
+    finally:
+        scope.remove()
+        if record_log:
+            record_log.close()
+        for proc in procs + ([recorder] if recorder else []):
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    if stream:
+                        stream.close()
+                except (OSError, ValueError):
+                    pass
+
+
+def _prepare(template: str, line: str, workdir: Path, scratch: Path) -> None:
+    """Run --prepare (untraced) in the point's directory; a failure ends the point."""
+    with open(scratch / "prepare.out", "w") as out, open(scratch / "prepare.err", "w+") as err:
+        res = subprocess.run(["/bin/sh", "-c", line], cwd=workdir, stdin=subprocess.DEVNULL,
+                             stdout=out, stderr=err, start_new_session=True)
+        if res.returncode != 0:
+            last = _last_line(err)
+            raise PointFailed(f"--prepare exited {res.returncode}" + (f": {last}" if last
+                                                                       else ""),
+                              res.returncode, last)
+
+
+def exec_form(line: str) -> str:
+    """``exec LINE`` for one simple command (the tool replaces the shell and keeps its
+    pid), else the line as it is."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return line  # unbalanced quotes: the shell says what is wrong
+    if not tokens or tokens[0] in SHELL_KEYWORDS or "=" in tokens[0]:
+        return line
+    if any(t and set(t) <= set(";&|()") for t in tokens):
+        return line
+    return f"exec {line}"
+
+
+def _spawn_gated(line: str, workdir: Path, procs_file: str, scratch: Path,
+                 index: int) -> subprocess.Popen:
+    with open(scratch / f"command-{index}.out", "w") as out, \
+            open(scratch / f"command-{index}.err", "w") as err:
+        # a session of its own: the whole tree can be signalled at once
+        return subprocess.Popen(["/bin/sh", "-c", GATE, "lockscope-gate", exec_form(line),
+                                 procs_file],
+                                cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=err,
+                                text=True, start_new_session=True)
+
+
+def _run_gated(procs: list[subprocess.Popen]) -> list[float]:
+    """Open every gate, wait for every process; each one's wall seconds."""
+    walls = [0.0] * len(procs)
+    start = time.monotonic()
+
+    def wait(i: int, p: subprocess.Popen) -> None:
+        p.wait()
+        walls[i] = time.monotonic() - start
+
+    waiters = [threading.Thread(target=wait, args=(i, p), daemon=True)
+               for i, p in enumerate(procs)]
+    for p in procs:
+        try:
+            p.stdin.write("go\n")
+            p.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # it died at the gate: its exit status says why
+    for t in waiters:
+        t.start()
+    for t in waiters:
+        while t.is_alive():
+            t.join(0.5)  # short joins: Ctrl-C is delivered between them
+    return walls
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process's session (its whole tree, when it forked)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _check_exits(procs: list[subprocess.Popen], scratch: Path) -> None:
+    for i, p in enumerate(procs):
+        if p.returncode == 0:
+            continue
+        with open(scratch / f"command-{i}.err") as err:
+            last = _last_line(err)
+        who = f"command (writer {i})" if len(procs) > 1 else "command"
+        status = (f"killed by signal {-p.returncode}" if p.returncode < 0
+                  else f"exited {p.returncode}")
+        raise PointFailed(f"{who} {status}" + (f": {last}" if last else ""), p.returncode,
+                          last)
+
+
+def _workload(spec: CommandSpec, lines: list[str], procs: list[subprocess.Popen],
+              walls: list[float], scratch: Path, trace: dict | None) -> dict:
+    """The point's figures in fio's JSON shape (``jobs``), which the analysis reads."""
+    wall = max(walls) if walls else 0.0
+    if spec.throughput:
+        parser, stream = PARSERS[spec.throughput]
+        ext = "out" if stream == "stdout" else "err"
+        jobs: list[dict] = []
+        for i in range(len(procs)):
+            text = (scratch / f"command-{i}.{ext}").read_text(errors="replace")
+            try:
+                tp: Throughput = parser(text)
+            except ToolOutputError as exc:
+                raise PointFailed(str(exc)) from None
+            jobs += tp.fio_jobs(f"writer {i}" if spec.per_thread else spec.throughput)
+        source = spec.throughput
+    else:
+        jobs = [fio_job("trace", _write_calls(trace) / wall if wall > 0 else 0.0, 0.0,
+                        runtime_s=wall)]
+        source = "trace"
+    return {"jobs": jobs, "throughput_source": source,
+            "lockscope": {"timed_phase": {"duration_ns": int(wall * 1e9)}},
+            "command": {"lines": lines, "pids": [p.pid for p in procs],
+                        "exit_status": [p.returncode for p in procs],
+                        "wall_s": [round(w, 3) for w in walls],
+                        "per_thread": spec.per_thread}}
+
+
+def _write_calls(trace: dict | None) -> int:
+    return sum(int(s.get("count", 0)) for s in (trace or {}).get("syscalls") or []
+               if s.get("name") in WRITE_CALLS)

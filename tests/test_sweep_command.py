@@ -1,0 +1,138 @@
+"""Sweeps of external commands (fio, dd) on real loop-backed ext4 and XFS, traced by the
+real recorder through the command's process tree. Short points, threads 1 and 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+from lockscope.host import cgroup2_root
+from test_sweep import assert_nothing_left, lockscope
+
+FIO = ("fio --name=w --filename={dir}/f.dat --size=32m --rw=randwrite --bs=4k --direct=1 "
+       "--numjobs={threads} --runtime={runtime} --time_based --output-format=json")
+DD_SPAN = 64 << 20
+DD = ("dd if=/dev/zero of={dir}/big bs=64k oflag=direct conv=notrunc "
+      "seek={part_offset} count={part_blocks}")
+DD_PREPARE = f"dd if=/dev/zero of={{dir}}/big bs=1M count={DD_SPAN >> 20} status=none"
+
+
+def command_sweep(tmp_path: Path, name: str, *args: str, fs: str = "ext4,xfs"):
+    out = tmp_path / name
+    res = lockscope("sweep", "--threads", "1,2", "--runtime", "2", "--fs", fs,
+                    "--image-size", "1g", "--out", str(out), "--no-report", *args,
+                    timeout=300)
+    doc = json.loads((out / "results.json").read_text()) if out.is_dir() else None
+    if doc:
+        assert_nothing_left(doc)
+    assert not own_cgroups_left(), own_cgroups_left()
+    return res, doc
+
+
+def own_cgroups_left() -> list[str]:
+    root = cgroup2_root()
+    return sorted(p.name for p in root.glob("lockscope-cmd-*")) if root else []
+
+
+def traced_processes(run: dict, comm: str) -> set[int]:
+    return {t["pid"] for t in run["trace"]["threads"] if t.get("comm") == comm}
+
+
+@pytest.mark.kernel
+def test_fio_command_with_its_own_throughput(tmp_path):
+    require_tool("fio")
+    res, doc = command_sweep(tmp_path, "fio", "--command", FIO, "--throughput", "fio")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert doc["partial"] is False and doc["workload"]["scenario"] == "command"
+    assert {(r["fs"], r["threads"]) for r in doc["runs"]} == {
+        (fs, n) for fs in ("ext4", "xfs") for n in (1, 2)}
+    for run in doc["runs"]:
+        assert run["trace"], run["trace_error"]
+        jobs = run["workload"]["jobs"]
+        assert len(jobs) == run["threads"]  # fio's own job records, one per job
+        ios = sum(j["write"]["total_ios"] for j in jobs)
+        assert ios > 0
+        # fio forks one process per job: all of them are traced (the cgroup follows forks)
+        assert len(traced_processes(run, "fio")) >= run["threads"]
+        # the trace saw at least the writes fio counted (psync: pwrite64)
+        pwrites = sum(s["count"] for s in run["trace"]["syscalls"]
+                      if s["name"] == "pwrite64")
+        assert pwrites >= ios
+    for fs in ("ext4", "xfs"):
+        points = doc["analysis"][fs]["points"]
+        assert [p["threads"] for p in points] == [1, 2]
+        for p in points:
+            run = next(r for r in doc["runs"] if r["fs"] == fs and r["threads"] == p["threads"])
+            assert p["iops"]["mean"] == pytest.approx(
+                sum(j["write"]["iops"] for j in run["workload"]["jobs"]))
+        assert doc["analysis"][fs]["verdict"]["kind"]
+
+
+@pytest.mark.kernel
+def test_dd_writers_each_on_their_part(tmp_path):
+    require_tool("dd")
+    res, doc = command_sweep(tmp_path, "dd", "--command", DD, "--per-thread",
+                             "--prepare", DD_PREPARE, "--span", str(DD_SPAN),
+                             "--throughput", "dd")
+    assert res.returncode == 0, res.stderr[-2000:]
+    for run in doc["runs"]:
+        n = run["threads"]
+        jobs = run["workload"]["jobs"]
+        lines = run["workload"]["command"]["lines"]
+        assert len(jobs) == len(lines) == n
+        # each writer ran under the pid it was started with (a simple command is exec'd)
+        traced = {t["pid"] for t in run["trace"]["threads"] if t.get("oncpu_ns")}
+        assert set(run["workload"]["command"]["pids"]) <= traced
+        # the trace saw every block the writers wrote
+        writes = sum(s["count"] for s in run["trace"]["syscalls"] if s["name"] == "write")
+        assert writes >= DD_SPAN // (64 << 10)
+        part = DD_SPAN // n
+        for i, job in enumerate(jobs):
+            # bytes/s x dd's own seconds = the part it was given
+            w = job["write"]
+            assert w["bw_bytes"] * job["job_runtime"] / 1e3 == pytest.approx(part, rel=1e-3)
+            assert f"seek={i * part // (64 << 10)} " in lines[i]
+        # the file keeps its size: the writers overwrote, never extended
+        facts = [f for f in run["files"] if f["path"].endswith("/big")]
+        assert facts and facts[0]["size_bytes"] == DD_SPAN
+    for fs in ("ext4", "xfs"):
+        assert len(doc["analysis"][fs]["points"]) == 2
+
+
+@pytest.mark.kernel
+def test_failing_command_keeps_completed_points(tmp_path):
+    require_tool("dd")
+    # fails at 2 threads, after writing its stderr; at 1 thread, 100 direct writes
+    cmd = ("if [ {threads} -gt 1 ]; then echo 'starting' >&2; "
+           "echo 'dd: failed to open: Permission denied' >&2; exit 3; fi; "
+           "dd if=/dev/zero of={dir}/x bs=4k count=100 oflag=direct status=none")
+    res, doc = command_sweep(tmp_path, "fail", "--command", cmd, fs="ext4")
+    assert res.returncode == 1
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("lockscope sweep: ") and "threads=2" in last
+    assert last.endswith("exited 3: dd: failed to open: Permission denied")
+    assert doc["partial"] is True
+    assert doc["failed_point"]["threads"] == 2 and doc["failed_point"]["exit_status"] == 3
+    assert doc["failed_point"]["stderr"] == "dd: failed to open: Permission denied"
+    assert [(r["fs"], r["threads"]) for r in doc["runs"]] == [("ext4", 1)]
+    run = doc["runs"][0]
+    # without a parser, the operations are the write calls the trace counted
+    assert run["workload"]["throughput_source"] == "trace"
+    wall = run["workload"]["lockscope"]["timed_phase"]["duration_ns"] / 1e9
+    writes = run["workload"]["jobs"][0]["write"]["iops"] * wall
+    assert writes == pytest.approx(100, abs=1)
+    assert doc["analysis"]["ext4"]["points"][0]["threads"] == 1
+
+
+@pytest.mark.kernel
+def test_unknown_field_refused_before_anything_is_made(tmp_path):
+    images = tmp_path / "images"
+    res = lockscope("sweep", "--command", "fio --numjobs={jobs}", "--image-dir", str(images),
+                    "--out", str(tmp_path / "out"))
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("lockscope sweep: --command: unknown field '{jobs}' "
+                                  "(known: {threads}, {runtime}, {dir})")
+    assert not images.exists() and not (tmp_path / "out").exists()
