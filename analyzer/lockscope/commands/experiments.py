@@ -99,7 +99,7 @@ def run(args) -> int:
         views.append(experiment_view(exp, measured, saved["commands"], saved["scaled"],
                                      "; ".join(saved["errors"]) or None))
     host = next((s["host"] for s in data["experiments"].values() if s.get("host")), None)
-    text = render(views, host, scale.name)
+    text = render(views, host, scale.name, scale.repeat)
     (out / "experiments.md").write_text(text)
     (out / "experiments.json").write_text(json.dumps(data, indent=1) + "\n")
     doc.write_text(text)

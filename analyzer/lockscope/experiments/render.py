@@ -22,14 +22,14 @@ def experiment_view(exp: Experiment, measured: Measured, commands: list[str],
             "claims": claim_rows(exp, measured), "commands": commands, "error": error}
 
 
-def render(views: list[dict], host: dict | None, scale: str) -> str:
+def render(views: list[dict], host: dict | None, scale: str, repeat: int = 1) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=_num, ratio=_ratio, cell=_cell)
     text = env.get_template("experiments.md.j2").render(
-        marker=MARKER, experiments=views, host=host, scale=scale,
+        marker=MARKER, experiments=views, host=host, scale=scale, repeat=repeat,
         t={"flat": claims.FLAT, "scales": claims.SCALES, "lead": claims.LEAD,
            "loss": claims.LOSS})
     return _squeeze(text)
