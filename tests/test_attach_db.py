@@ -212,7 +212,7 @@ def test_per_second_series_cover_the_window(request, run):
 @pytest.mark.parametrize("run", ["mariadb_run", "postgres_run"])
 def test_report_renders_in_headless_chromium(request, run):
     chromium = require_tool("chromium")
-    from lockscope.report.browser import check_page
+    from browser import check_page
 
     _, doc, _, _, out = request.getfixturevalue(run)
     page = out / "report.html"

@@ -22,7 +22,7 @@ import pytest
 from fiemap import block_states
 from lockscope.analysis.dio import file_classes
 from lockscope.analysis.rules import match_causes
-from test_record_common import ROOT, dio_entry, recorder
+from record_common import ROOT, dio_entry, recorder
 
 pytestmark = pytest.mark.kernel
 

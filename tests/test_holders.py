@@ -99,7 +99,7 @@ def test_a_remedy_already_given_moves_first_instead_of_repeating():
 
 
 def test_holder_flame_stacks_are_the_top_locks_activity_holder_and_frames():
-    from lockscope.report.folded import records_folded
+    from lockscope.report.flame.folded import records_folded
 
     trace = {
         "locks": [{"addr": "0x1", "kind": "i_rwsem", "path": "/f", "total_ns": 900},

@@ -24,7 +24,7 @@ from lockscope.analysis.holders import (ACTIVITIES, FRAME_RULES, lock_samples, r
                                         split)
 from lockscope.analysis.runs import lock_key
 from lockscope.loopfs import make_loopfs
-from test_record_common import file_locks, record_binary, recorder
+from record_common import file_locks, record_binary, recorder
 
 pytestmark = pytest.mark.kernel
 

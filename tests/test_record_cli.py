@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.report.notes import missing_notes
-from test_record_common import record_binary, recorder
+from record_common import record_binary, recorder
 
 
 def run(*args: str, **kw) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.binaries import find_binary
-from test_record_common import record_binary, recorder
+from record_common import record_binary, recorder
 
 CORE = ("lock", "dio", "sched")  # documented in docs/recorder-json.md, "overhead"
 # Writes to /dev/null for a minute at most: system calls the syscalls group follows.

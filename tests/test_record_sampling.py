@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from test_record_common import recorder
+from record_common import recorder
 
 pytestmark = pytest.mark.kernel
 

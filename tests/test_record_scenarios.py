@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from test_record_common import (INODE_KINDS, dio_entry, file_locks, prepare_file, record_writers,
+from record_common import (INODE_KINDS, dio_entry, file_locks, prepare_file, record_writers,
                                 recorder, start_fio, stop, thread_ns, wait_share, wait_threads)
 
 pytestmark = pytest.mark.kernel

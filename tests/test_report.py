@@ -16,8 +16,8 @@ from synthetic_results import make_results
 
 from lockscope.errors import UsageError
 from lockscope.report import render_report
-from lockscope.report.embed import flame_for_embedding, inline_svg
-from lockscope.report.folded import iter_folded, merge, records_folded, strip_offsets
+from lockscope.report.html import flame_for_embedding, inline_svg
+from lockscope.report.flame.folded import iter_folded, merge, records_folded, strip_offsets
 
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 

@@ -17,7 +17,7 @@ from conftest import require_tool
 from synthetic_results import make_results
 
 from lockscope.report import render_report
-from lockscope.report.browser import check_page
+from browser import check_page
 
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 

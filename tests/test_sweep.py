@@ -218,7 +218,7 @@ def test_truncated_results_file_is_a_clear_error(tmp_path):
 
 
 def test_later_points_skip_the_attach_kinds_the_first_found_unusable():
-    from lockscope.sweep import KindsSeen
+    from lockscope.commands.sweep import KindsSeen
 
     def feats(extra_reason: str, extra_attach=None) -> dict:
         return {"features": [

@@ -1,4 +1,4 @@
-"""User stacks through code built without frame pointers (record_ustack.bpf.h +
+"""User stacks through code built without frame pointers (bpf/recorder/kern/ustack.bpf.inc +
 unwind.c): the recorder copies the stack, the unwinder walks it with the
 binaries' CFI.
 
@@ -21,7 +21,7 @@ import pytest
 from conftest import require_tool
 from dbservers import MariaDB, mariadbd_binary
 from lockscope.analysis.userwait import IDLE, USER_LOCK, classify
-from test_record_common import record_binary
+from record_common import record_binary
 
 CHAIN_SRC = r"""
 #include <pthread.h>

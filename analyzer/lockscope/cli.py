@@ -1,18 +1,17 @@
-"""The ``lockscope`` command line: one subcommand per module, errors as one line."""
+"""The ``lockscope`` command line: one subcommand per module of ``commands/``, errors as
+one line."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from . import __version__, doctor, scenarios, sweep
-from .commands import attach, experiments
+from . import __version__
+from .commands import attach, doctor, experiments, flame, report, scenarios, sweep
 from .errors import LockscopeError
-from .report import command as report_command
-from .report import flame_command
 
 # Each module adds its subparser and sets ``func``.
-COMMANDS = [sweep, attach, scenarios, doctor, report_command, flame_command, experiments]
+COMMANDS = [sweep, attach, scenarios, doctor, report, flame, experiments]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.attach import analyze_attach
-from .embed import inline_svg
+from .html import inline_svg
 from .fmt import duration_ns, size_bytes
 from .outputs import MARKER
 
@@ -90,7 +90,8 @@ def attach_model(doc: dict, source: str = "") -> dict[str, Any]:
 
 
 def render_attach_html(doc: dict, plots, flames, base: Path, source: str = "") -> str:
-    from .html import TEMPLATES, _env, flame_entries
+    from .html import flame_entries
+    from .templating import TEMPLATES, environment
 
     m = attach_model(doc, source)
     css = (TEMPLATES / "report.css").read_text()
@@ -99,16 +100,16 @@ def render_attach_html(doc: dict, plots, flames, base: Path, source: str = "") -
                 for p in plots if p.svg}
     label = (doc.get("runs") or [{}])[0].get("fs", "")
     entries = flame_entries(flames, [label], base).get(label, [])
-    return _env().get_template("attach.html.j2").render(
+    return environment().get_template("attach.html.j2").render(
         m=m, css=Markup(css), script=Markup(script), plots=plot_map, flames=entries,
         flame_notes=flames.notes if flames else [])
 
 
 def render_attach_markdown(doc: dict, plots, source: str = "") -> str:
-    from .markdown import markdown_env
+    from .templating import environment
 
     m = attach_model(doc, source)
-    return markdown_env().get_template("attach.md.j2").render(
+    return environment().get_template("attach.md.j2").render(
         m=m, plots=[p for p in plots if p.png is not None])
 
 

@@ -5,33 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-from .flame import FlameSet
-from .html import TEMPLATES, flame_entries
+from .flame.graphs import FlameSet
+from .html import flame_entries
 from .model import ReportModel
 from .plots import Plot
-
-
-def _cell(value: object) -> str:
-    """Text safe inside a Markdown table cell: no pipes, no line breaks."""
-    return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-
-
-def markdown_env():
-    """Jinja2 for Markdown templates: no HTML escaping, ``cell`` and ``urlpath`` filters."""
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=False,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True)
-    env.filters["cell"] = _cell
-    env.filters["urlpath"] = lambda p: quote(str(p))
-    return env
+from .templating import environment
 
 
 def render_markdown(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
                     base: Path) -> str:
     """The report as Markdown; image and flame links are relative to `base`."""
-    env = markdown_env()
+    env = environment()
     images = {}
     for p in plots:
         if p.png is not None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import __version__
 from . import fmt
-from .flame import group_runs
+from .flame.graphs import group_runs
 from ..recorder_cost import cost_sentence, shed_notes
 from .notes import feature_rows, missing_notes
 

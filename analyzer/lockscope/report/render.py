@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from .flame import Drawer, FlameSet, collect, files_written
+from .flame.graphs import Drawer, FlameSet, collect, files_written
 from .html import render_html
-from .inferno import MISSING_NOTE, find_inferno
+from .flame.inferno import MISSING_NOTE, find_inferno
 from .jsonout import dumps, report_json
 from .markdown import render_markdown
 from .model import build_model

@@ -1,0 +1,239 @@
+"""``lockscope doctor``: what this kernel and machine allow, and what follows for the user.
+
+Attach types are probed by really loading and attaching a tiny program
+(``lockscope-features``), never by reading kernel config files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+
+from ..binaries import find_binary
+from ..errors import LockscopeError
+from ..tracefs import TRACEFS, ensure_tracefs
+
+# Tracepoints the probes need: (system:event, required, what is lost without it).
+TRACEPOINTS = [
+    ("lock:contention_begin", True, "no lock-wait measurement at all"),
+    ("lock:contention_end", True, "no lock-wait measurement at all"),
+    ("iomap:iomap_dio_rw_begin", False, "i_rwsem waits are not attributed to files; no DIO write classes"),
+    ("iomap:iomap_dio_complete", False, "no per-file direct-I/O latency"),
+    ("iomap:iomap_iter", False, "ext4 overwrite vs. allocating path not told apart"),
+    ("iomap:iomap_iter_dstmap", False, "DIO writes not classified as hole/unwritten/mapped"),
+    ("xfs:xfs_ilock", False, "XFS ILOCK/IOLOCK/MMAPLOCK waits not attributed to files"),
+    ("ext4:ext4_ext_map_blocks_exit", False, "ext4 i_data_sem waits not attributed; fewer ext4 write classes"),
+    ("ext4:ext4_es_lookup_extent_exit", False,
+     "ext4 DIO writes onto unwritten extents cannot be told from writes into holes"),
+    ("sched:sched_switch", True, "no off-CPU time and no per-thread time accounting"),
+    ("block:block_rq_issue", False, "no block-device latency"),
+    ("block:block_rq_complete", False, "no block-device latency"),
+    ("jbd2:jbd2_handle_start", False, "no ext4 journal handle statistics"),
+]
+
+ATTACH_KINDS = [
+    ("tp_btf", "BTF-typed tracepoints: preferred attach for every probe group",
+     "probe groups fall back to raw_tp"),
+    ("raw_tp", "raw tracepoints: fallback when tp_btf is refused",
+     "only plain tracepoints remain"),
+    ("tracepoint", "classic tracepoints (need tracefs)", "last fallback is gone"),
+    ("perf_event", "perf events (sampling)", "no CPU sampling"),
+    ("kprobe", "kprobes: optional extras (e.g. time in ext4_dio_write_iter before iomap)",
+     "optional extras off; tracepoints carry every feature"),
+    ("fentry", "fentry/fexit: optional extras, cheaper than kprobes",
+     "optional extras off; tracepoints carry every feature"),
+]
+
+TOOLS = [
+    ("losetup", True, "loop devices for the default sweep's scratch filesystems"),
+    ("mkfs.ext4", True, "ext4 scratch images for the default sweep"),
+    ("mkfs.xfs", True, "XFS scratch images for the default sweep"),
+    ("fio", False, "bench/engine_vs_fio cannot compare the workload engine with fio"),
+    ("inferno-flamegraph", False, "flame graphs are skipped (cargo install inferno --locked)"),
+    ("perf", False, "bench/accuracy and bench/overhead have no perf lock anchor"),
+]
+
+
+@dataclass
+class Check:
+    """One line of the doctor table."""
+
+    name: str
+    category: str
+    available: bool
+    required: bool
+    detail: str
+    consequence: str
+
+    @property
+    def status(self) -> str:
+        return "available" if self.available else "missing"
+
+
+def _features(tracepoints: list[str]) -> dict:
+    """Run lockscope-features; an empty dict when it cannot run at all."""
+    try:
+        exe = find_binary("lockscope-features")
+    except LockscopeError:
+        return {}
+    res = subprocess.run([exe, *tracepoints], capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(res.stdout)
+    except ValueError:
+        return {}
+
+
+def _probe_groups() -> list[dict]:
+    """The recorder's probe groups (``lockscope-record --list-features``); [] if not built."""
+    try:
+        exe = find_binary("lockscope-record")
+    except LockscopeError:
+        return []
+    try:
+        res = subprocess.run([exe, "--list-features"], capture_output=True, text=True, timeout=60)
+        groups = json.loads(res.stdout).get("groups")
+    except (OSError, ValueError, subprocess.TimeoutExpired, AttributeError):
+        return []
+    return [g for g in groups or [] if isinstance(g, dict) and g.get("name")]
+
+
+def _group_check(g: dict) -> Check:
+    """One probe group as a doctor line: only "lock" is required to record."""
+    on = bool(g.get("enabled"))
+    tps = ", ".join(g.get("tracepoints") or [])
+    if on:
+        detail = f"{g.get('attach')}: {tps}"
+        if g.get("reason"):
+            detail += f" (passed over: {g['reason']})"
+    else:
+        detail = g.get("reason") or "off"
+    consequence = "" if on else (g.get("lost") or "its measurements are lost")
+    if not on and g.get("extra"):
+        consequence += " (an optional extra)"
+    return Check(str(g["name"]), "probe group", on, g.get("name") == "lock", detail, consequence)
+
+
+def _err(entry: dict) -> str:
+    if not entry:
+        return "not probed (lockscope-features is not built)"
+    if entry.get("ok"):
+        return "test program loaded and attached"
+    return f"{entry.get('stage', '?')} failed: {entry.get('error', '?')} (errno {entry.get('errno', '?')})"
+
+
+def run_checks() -> list[Check]:
+    """Collect every check; never raises for a missing piece."""
+    checks: list[Check] = []
+    root = os.geteuid() == 0
+    checks.append(Check("root", "privilege", root, True,
+                        "running as root" if root else f"running as uid {os.geteuid()}",
+                        "" if root else "recording needs root; analysis and reports do not"))
+
+    tracefs_ok, tracefs_detail = ensure_tracefs() if root else (
+        os.path.isdir(f"{TRACEFS}/events"), f"{TRACEFS} (not mounted by doctor: not root)")
+    tp_names = [name for name, _, _ in TRACEPOINTS]
+    feats = _features(tp_names)
+
+    bpf = feats.get("bpf_syscall", {})
+    checks.append(Check("bpf() syscall", "kernel", bool(bpf.get("ok")), True,
+                        "created a test map" if bpf.get("ok") else _err(bpf),
+                        "" if bpf.get("ok") else "no recording: lock waits cannot be measured"))
+    btf_ok = bool(feats.get("btf")) or os.path.exists("/sys/kernel/btf/vmlinux")
+    checks.append(Check("BTF", "kernel", btf_ok, True,
+                        "/sys/kernel/btf/vmlinux" if btf_ok else "no vmlinux BTF",
+                        "" if btf_ok else "CO-RE probes cannot load; no recording"))
+    checks.append(Check("tracefs", "kernel", tracefs_ok, False, tracefs_detail,
+                        "" if tracefs_ok else "classic tracepoints and format files unavailable; "
+                        "tp_btf and raw_tp still work"))
+
+    attach = feats.get("attach", {})
+    for kind, what, lost in ATTACH_KINDS:
+        entry = attach.get(kind, {})
+        ok = bool(entry.get("ok"))
+        checks.append(Check(kind, "attach", ok, False, _err(entry), what if ok else lost))
+    if attach and not (attach.get("tp_btf", {}).get("ok") or attach.get("raw_tp", {}).get("ok")):
+        checks[-len(ATTACH_KINDS)].required = True  # neither tp_btf nor raw_tp: nothing attaches
+
+    tps = feats.get("tracepoints", {})
+    for name, required, lost in TRACEPOINTS:
+        entry = tps.get(name)
+        sysname, event = name.split(":")
+        on_tracefs = os.path.exists(f"{TRACEFS}/events/{sysname}/{event}")
+        ok = bool(entry and (entry.get("btf") or entry.get("tracefs"))) or on_tracefs
+        where = [w for w in ("btf", "tracefs") if entry and entry.get(w)] or (
+            ["tracefs"] if on_tracefs else [])
+        checks.append(Check(name, "tracepoint", ok, required,
+                            "found in " + " and ".join(where) if ok else "not in BTF or tracefs",
+                            "" if ok else lost))
+
+    checks.extend(_group_check(g) for g in _probe_groups())
+
+    loop_ok = os.path.exists("/dev/loop-control") and shutil.which("losetup") is not None
+    for tool, required, why in TOOLS:
+        ok = loop_ok if tool == "losetup" else shutil.which(tool) is not None
+        detail = (shutil.which(tool) or "") if ok else "not found"
+        if tool == "losetup":
+            detail = "/dev/loop-control and losetup" if ok else "no /dev/loop-control or losetup"
+        checks.append(Check(tool, "tool", ok, required, detail, "" if ok else why))
+
+    for binary, why in (("lockscope-record", "no recording (run make)"),
+                        ("lockscope-load", "no built-in workload (run make)")):
+        try:
+            path, ok = find_binary(binary), True
+        except LockscopeError:
+            path, ok = "not built", False
+        checks.append(Check(binary, "lockscope", ok, False, path, "" if ok else why))
+    return checks
+
+
+def to_json(checks: list[Check]) -> dict:
+    """The stable machine-readable form of ``lockscope doctor --json``."""
+    return {
+        "ok": all(c.available for c in checks if c.required),
+        "checks": [dict(asdict(c), status=c.status) for c in checks],
+    }
+
+
+def render(checks: list[Check], console) -> None:
+    from rich.table import Table
+
+    table = Table(title="lockscope doctor", show_lines=False)
+    for col in ("check", "kind", "status", "detail", "what follows"):
+        table.add_column(col, overflow="fold")
+    for c in checks:
+        status = "[green]available[/]" if c.available else (
+            "[red]missing (required)[/]" if c.required else "[yellow]missing[/]")
+        table.add_row(c.name, c.category, status, c.detail, c.consequence or "-")
+    console.print(table)
+    missing = [c.name for c in checks if c.required and not c.available]
+    if missing:
+        console.print(f"[red]required pieces missing:[/] {', '.join(missing)}")
+    else:
+        console.print("[green]all required pieces are present: lockscope can record here[/]")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("doctor", help="say what this kernel and machine allow",
+                       description="Check root, bpf(), BTF, tracefs, attach types (by loading "
+                       "test programs), the tracepoints the probes need, and the tools used by "
+                       "sweeps. Exit status is non-zero only if a required piece is missing.")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if os.geteuid() != 0:
+        print("lockscope doctor: not root: BPF checks will fail; reporting what can be seen",
+              file=sys.stderr)
+    checks = run_checks()
+    if args.json:
+        print(json.dumps(to_json(checks), indent=2))
+    else:
+        from ..console import stdout_console
+
+        render(checks, stdout_console())
+    return 0 if to_json(checks)["ok"] else 1

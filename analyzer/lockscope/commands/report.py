@@ -1,0 +1,79 @@
+"""``lockscope report``: re-render the report of a recording (no root needed)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html",
+                  ".htm": "html"}
+
+
+def add_parser(sub) -> None:
+    """Register the ``report`` subcommand."""
+    p = sub.add_parser(
+        "report", help="render the report of a recording (HTML, Markdown or JSON)",
+        description="Render results.json (or a sweep's output directory) as one self-contained "
+        "HTML page, as Markdown with PNG plots, or as the analysis in JSON. Flame graphs "
+        "(inferno) are written to flame/ beside the report.")
+    p.add_argument("results", help="results.json, or the directory holding it")
+    p.add_argument("-o", "--output", help="report file (default: report.<format> beside "
+                   "results.json; for json, standard output)")
+    p.add_argument("--format", choices=("html", "md", "json"),
+                   help="output format (default: from the -o suffix, else html)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite files even if lockscope did not write them")
+    p.add_argument("--no-flame", action="store_true", help="skip flame graphs")
+    p.set_defaults(func=run)
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format:
+        return args.format
+    if args.output and args.output != "-":
+        return SUFFIX_FORMATS.get(Path(args.output).suffix.lower(), "html")
+    return "html"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, render, and say what was written; notes (e.g. no inferno) go to stderr."""
+    from ..results import load_results
+    from ..report.fmt import size_bytes
+    from ..report.jsonout import dumps, report_json
+    from ..report.model import build_model
+    from ..report.render import DEFAULT_NAMES, print_notes, render_report
+
+    doc = load_results(args.results)
+    src = Path(args.results)
+    source = str(src / "results.json" if src.is_dir() else src)
+    fmt = _format(args)
+    if fmt == "json" and (args.output in (None, "-")):
+        if doc.get("kind") == "attach":
+            from ..report.attach_report import attach_json
+
+            sys.stdout.write(dumps(attach_json(doc, source)))
+        else:
+            sys.stdout.write(dumps(report_json(doc, build_model(doc, source))))
+        return 0
+    if args.output == "-":
+        raise UsageError(f"--format {fmt} writes files; give -o FILE (only json can go to "
+                         "standard output)")
+    target = Path(args.output) if args.output else (
+        (src if src.is_dir() else src.parent) / DEFAULT_NAMES[fmt])
+    result = render_report(doc, target.parent if str(target.parent) else ".", [fmt],
+                           names={fmt: target.name}, flame=not args.no_flame,
+                           force=args.force, source=source)
+    print_notes(result)
+    path = result.outputs[fmt]
+    extra = ""
+    svgs = [f for f in result.files if f.suffix == ".svg"]
+    if result.flame_dir is not None:
+        extra = f"; {len(svgs)} flame graph(s) and folded stacks in {result.flame_dir}/"
+    pngs = [f for f in result.files if f.suffix == ".png"]
+    if pngs:
+        extra += f"; {len(pngs)} plot PNG(s) beside it"
+    print(f"lockscope report: wrote {path} ({size_bytes(path.stat().st_size)}){extra}")
+    return 0

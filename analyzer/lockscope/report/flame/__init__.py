@@ -1,0 +1,1 @@
+"""Flame graphs: folded stacks from results, drawn by inferno."""

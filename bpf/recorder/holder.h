@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Lock holders on the user side: read the holder maps, write the "holders"
+ * object of the recorder's JSON (docs/recorder-json.md). */
+#ifndef LOCKSCOPE_RECORD_HOLDER_H
+#define LOCKSCOPE_RECORD_HOLDER_H
+
+#include <stddef.h>
+#include "record.h"
+
+struct record_bpf;
+struct rec_session;
+struct json_out;
+struct frames;
+
+struct rec_holder { struct holder_key k; struct holder_val v; };
+
+struct rec_holders {
+	struct rec_holder *rows;
+	size_t nr;
+	struct rec_holder *releasers;   /* key: lock, waker's stack id, waker's pid */
+	size_t nr_releasers;
+	__u64 counts[HC_MAX];
+};
+
+/* The holder maps into h. 0 or a negative errno. */
+int rec_read_holders(struct record_bpf *skel, struct rec_holders *h);
+void rec_holders_free(struct rec_holders *h);
+/* A deep copy of src into dst (whose old contents are not freed). */
+int rec_holders_copy(const struct rec_holders *src, struct rec_holders *dst);
+
+struct rec_probe;
+/* Before load: the group's maps only when it is on (and it is turned off
+ * where the kernel lacks what it needs). */
+void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p);
+/* The snapshot timer on every CPU (after the probes are attached); 0 or a
+ * negative errno, its reason kept for the JSON. */
+int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms);
+/* Detaches the timers; how many there were. */
+int rec_holder_ticks_detach(void);
+/* CPUs with a timer; *why: why not, or NULL. */
+int rec_holder_ticks_cpus(const char **why);
+
+/* The "holders" object. */
+void rec_write_holders(struct rec_session *s, struct json_out *j);
+
+/* Shared with the off-CPU records (json.c): why a thread slept, from
+ * its kernel stack: "journal", "io" or "other". */
+const char *rec_blocked_reason(const struct frames *kern);
+/* Command name of a thread (json.c). */
+const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len);
+
+#endif

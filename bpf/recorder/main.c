@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lockscope-record: attach, count for a window, detach, write one JSON
+ * document. See --help and docs/recorder-json.md.
+ *
+ * Nothing is pinned: every program is held by a link fd of this process,
+ * so whatever way it dies (SIGKILL included), the kernel detaches it. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "json_out.h"
+#include "session.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: poll() returns EINTR at once */
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Reads one line from stdin (non-blocking use after poll). Returns 1 for a
+ * line, 0 for EOF, -1 when nothing complete yet. */
+static int read_line(void)
+{
+	char c;
+	ssize_t n;
+
+	for (;;) {
+		n = read(STDIN_FILENO, &c, 1);
+		if (n == 0)
+			return 0;
+		if (n < 0)
+			return errno == EINTR ? -1 : 0;
+		if (c == '\n')
+			return 1;
+	}
+}
+
+enum wake { WAKE_TIMEOUT, WAKE_LINE, WAKE_EOF, WAKE_SIGNAL, WAKE_DEADLINE };
+
+/* Periodic work while waiting: /proc scans, the overhead budget, series. */
+enum timer { T_SCAN, T_BUDGET, T_SERIES, NR_TIMERS };
+
+/* Waits for stdin (when watched), a signal or the deadline, running the
+ * session's periodic work. An early detach (over --max-overhead) ends the
+ * wait unless stdin is watched: a caller driving stdin stops it. */
+static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadline)
+{
+	const struct rec_opts *o = s->opts;
+	double period[NR_TIMERS] = { o->scan_ms / 1000.0, 1.0, o->interval_ms / 1000.0 };
+	double next[NR_TIMERS];
+	int t;
+
+	for (t = 0; t < NR_TIMERS; t++)
+		next[t] = mono_s() + period[t];
+	for (;;) {
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		double now = mono_s(), until = deadline > 0 ? deadline : -1;
+		int timeout, r;
+
+		if (stop_signal)
+			return WAKE_SIGNAL;
+		if (deadline > 0 && now >= deadline)
+			return WAKE_DEADLINE;
+		for (t = 0; t < NR_TIMERS; t++)
+			if (period[t] > 0 && (until < 0 || next[t] < until))
+				until = next[t];
+		timeout = until < 0 ? -1 : until > now ? (int)((until - now) * 1000) + 1 : 0;
+		r = poll(&pfd, watch_stdin ? 1 : 0, timeout);
+		if (r < 0 && errno != EINTR)
+			return WAKE_SIGNAL;
+		if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR))) {
+			int l = read_line();
+
+			if (l == 1)
+				return WAKE_LINE;
+			if (l == 0)
+				return WAKE_EOF;
+		}
+		for (t = 0; t < NR_TIMERS; t++) {
+			if (period[t] <= 0 || mono_s() < next[t])
+				continue;
+			if (t == T_SCAN)
+				rec_tick(s);
+			else if (t == T_SERIES)
+				rec_series_tick(s);
+			else if (rec_overhead_tick(s) && !watch_stdin)
+				return WAKE_DEADLINE;
+			next[t] += period[t];
+			if (next[t] < mono_s())
+				next[t] = mono_s() + period[t];
+		}
+	}
+}
+
+static int check_privileges(void)
+{
+	int fd;
+
+	if (geteuid() != 0) {
+		rec_error("not root: recording needs root (CAP_BPF and CAP_PERFMON); "
+			  "'lockscope doctor' has the detail");
+		return -1;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "probe", 4, 4, 1, NULL);
+	if (fd < 0) {
+		rec_error("the bpf() syscall is not usable here (%s); 'lockscope doctor' has the detail",
+			  strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int list_features(const struct rec_opts *o, const struct rec_filter *f)
+{
+	struct rec_session s;
+	struct json_out j = JSON_OUT_INIT(stdout);
+	int err = check_privileges() ? -EPERM : 0;
+
+	memset(&s, 0, sizeof(s));
+	if (!err)
+		err = rec_prepare(&s, o, f);
+	if (err)
+		rec_probe_all_off(&s.probe, err == -EPERM ? "cannot probe: not root or no bpf()" :
+				  "cannot probe: the BPF object did not load (see stderr)");
+	json_begin_object(&j);
+	json_key(&j, "groups");
+	rec_probe_json(&s.probe, &j, true);
+	json_end_object(&j);
+	fputc('\n', stdout);
+	rec_finish(&s);
+	return err ? 1 : 0;
+}
+
+static int write_output(struct rec_session *s, const char *out)
+{
+	char tmp[4096];
+	FILE *f = stdout;
+	int err;
+
+	if (out) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+		f = fopen(tmp, "we");
+		if (!f) {
+			rec_error("cannot write %s: %s", tmp, strerror(errno));
+			return -errno;
+		}
+	}
+	err = rec_write_json(s, f);
+	if (out) {
+		if (fclose(f) && !err)
+			err = -errno;
+		if (!err && rename(tmp, out))
+			err = -errno;
+		if (err) {
+			rec_error("cannot write %s: %s", out, strerror(-err));
+			unlink(tmp);
+		}
+	} else {
+		fflush(stdout);
+	}
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct rec_session s;
+	struct rec_filter filter;
+	struct rec_opts o;
+	double deadline = 0;
+	enum wake w = WAKE_LINE;
+	int code, err;
+
+	if (rec_opts_parse(argc, argv, &o, &code))
+		return code;
+	if (rec_probe_check_names(&o) || rec_filter_resolve(&o, &filter))
+		return EXIT_USAGE;
+	if (o.list_features)
+		return list_features(&o, &filter);
+	if (check_privileges())
+		return 1;
+	if (install_signals())
+		return 1;
+	err = rec_prepare(&s, &o, &filter);
+	if (err) {
+		rec_finish(&s);
+		return 1;
+	}
+	if (o.start_on_stdin) {
+		printf("ready\n");
+		fflush(stdout);
+		w = wait_for(&s, true, 0);
+	}
+	if (w == WAKE_LINE) {
+		rec_start(&s);
+		/* the window is open: a caller can start its workload now */
+		printf("started\n");
+		fflush(stdout);
+		if (o.duration > 0)
+			deadline = mono_s() + o.duration;
+		wait_for(&s, o.start_on_stdin, deadline);
+	}
+	rec_stop(&s);
+	err = rec_read(&s);
+	if (!err)
+		err = write_output(&s, o.out);
+	if (!err && o.start_on_stdin && o.out) {
+		/* the caller may go on: only detaching is left */
+		printf("done\n");
+		fflush(stdout);
+	}
+	rec_finish(&s);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The recorder's own cost, measured by the kernel: BPF run-time statistics
+ * (bpf_enable_stats(BPF_STATS_RUN_TIME) holds them on while its fd is open,
+ * kernel/bpf/syscall.c bpf_enable_runtime_stats(); nothing to restore at
+ * exit), read per program with BPF_OBJ_GET_INFO_BY_FD (run_cnt,
+ * run_time_ns). See docs/recorder-json.md, "overhead". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "record.h"
+#include "record.skel.h"
+#include "overhead.h"
+
+#define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
+
+/* The analysis cannot stand without these: lock waits, DIO (and the
+ * i_rwsem addresses it learns), per-thread time. */
+bool ovh_group_core(int g)
+{
+	return g == GROUP_LOCK || g == GROUP_DIO || g == GROUP_SCHED;
+}
+
+static bool sysctl_on(void)
+{
+	FILE *f = fopen(STATS_SYSCTL, "re");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v != 0;
+}
+
+static void read_progs(struct rec_overhead *v)
+{
+	int i;
+
+	for (i = 0; i < v->nr_progs; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(v->progs[i].fd, &info, &len))
+			continue;
+		v->progs[i].id = info.id;
+		v->progs[i].cnt = info.run_cnt;
+		v->progs[i].ns = info.run_time_ns;
+	}
+}
+
+static __u64 tv_ns(const struct timeval *t)
+{
+	return (__u64)t->tv_sec * 1000000000ULL + (__u64)t->tv_usec * 1000ULL;
+}
+
+static __u64 ru_ns(const struct rusage *r)
+{
+	return tv_ns(&r->ru_utime) + tv_ns(&r->ru_stime);
+}
+
+static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
+{
+	return window && v->online_cpus > 0 ? (double)ns / ((double)window * v->online_cpus) : 0;
+}
+
+void ovh_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct)
+{
+	struct bpf_program *prog;
+	bool was_on = sysctl_on();
+
+	memset(v, 0, sizeof(*v));
+	v->max_share = max_overhead_pct / 100.0;
+	v->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (v->stats_fd < 0) {
+		snprintf(v->stats_error, sizeof(v->stats_error), "bpf_enable_stats: %s",
+			 strerror(errno));
+		v->src = was_on ? STATS_ALREADY_ON : STATS_OFF;
+	} else {
+		v->src = was_on ? STATS_ALREADY_ON : STATS_SESSION;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct rec_prog_stat *p;
+		int kind;
+
+		if (bpf_program__fd(prog) < 0 || v->nr_progs == REC_MAX_PROGS)
+			continue;
+		p = &v->progs[v->nr_progs++];
+		p->name = bpf_program__name(prog);
+		p->fd = bpf_program__fd(prog);
+		p->group = rec_prog_group(p->name, &kind);
+	}
+	read_progs(v);
+}
+
+void ovh_start(struct rec_overhead *v, __u64 now)
+{
+	int i;
+
+	read_progs(v);
+	for (i = 0; i < v->nr_progs; i++) {
+		struct rec_prog_stat *p = &v->progs[i];
+
+		p->cnt0 = p->mark_cnt = p->cnt;
+		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
+	}
+	v->start_mono = v->tick_mono = v->mark_mono = now;
+	getrusage(RUSAGE_SELF, &v->ru_start);
+	v->ru_mark = v->ru_start;
+}
+
+void ovh_stop(struct rec_overhead *v, __u64 now)
+{
+	if (!v->start_mono || v->end_mono)
+		return;
+	read_progs(v);
+	v->end_mono = now;
+	getrusage(RUSAGE_SELF, &v->ru_end);
+}
+
+void ovh_free(struct rec_overhead *v)
+{
+	if (v->stats_fd > 0)
+		close(v->stats_fd);
+	v->stats_fd = -1;
+}
+
+static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const char *what,
+		     double share)
+{
+	if (v->nr_shed < REC_MAX_SHED)
+		v->shed[v->nr_shed++] = (struct rec_shed){ now, kind, what, share };
+}
+
+bool ovh_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+	      __u64 now)
+{
+	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
+	int i, best = -1;
+	double share;
+
+	if (!v->start_mono || v->end_mono || v->detached || v->src == STATS_OFF || !dt)
+		return false;
+	read_progs(v);
+	for (i = 0; i < v->nr_progs; i++) {
+		struct rec_prog_stat *p = &v->progs[i];
+		__u64 d = p->ns - p->tick_ns;
+
+		total += d;
+		if (p->group >= 0)
+			group_ns[p->group] += d;
+		p->tick_ns = p->ns;
+	}
+	v->tick_mono = now;
+	share = share_of(v, total, dt);
+	if (v->max_share <= 0 || share <= v->max_share)
+		return false;
+	/* stacks first: they cost inside the switch and lock programs */
+	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
+		v->stacks_shed = REC_SHED_USTACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "user_stacks", share);
+		return false;
+	}
+	if (v->stacks_shed < REC_SHED_STACKS) {
+		v->stacks_shed = REC_SHED_STACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "stacks", share);
+		return false;
+	}
+	for (i = 0; i < NR_GROUPS; i++) {
+		if (ovh_group_core(i) || v->group_shed[i] || !rec_group_on(probe, i))
+			continue;
+		if (group_ns[i] > best_ns) {
+			best_ns = group_ns[i];
+			best = i;
+		}
+	}
+	if (best >= 0) {
+		rec_probe_detach_group(probe, best);
+		v->group_shed[best] = true;
+		add_shed(v, now, "group", rec_groups[best].name, share);
+		return false;
+	}
+	/* only the core groups are left, and they alone are over budget */
+	rec_probe_detach_group(probe, -1);
+	__atomic_store_n(&skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < NR_GROUPS; i++)
+		v->group_shed[i] = v->group_shed[i] || rec_group_on(probe, i);
+	v->detached = true;
+	add_shed(v, now, "all", "all", share);
+	return true;
+}
+
+static void json_runs(struct json_out *j, __u64 cnt, __u64 ns, double share)
+{
+	json_uint(j, "run_cnt", cnt);
+	json_uint(j, "run_time_ns", ns);
+	json_double(j, "ns_per_run", cnt ? (double)ns / cnt : 0);
+	json_double(j, "cpu_share", share);
+}
+
+static void json_share(struct rec_overhead *v, struct json_out *j, const char *key, __u64 ns,
+		       __u64 window)
+{
+	if (v->src == STATS_OFF || !window)
+		json_null(j, key);
+	else
+		json_double(j, key, share_of(v, ns, window));
+}
+
+static int cmp_prog_ns(const void *a, const void *b)
+{
+	const struct rec_prog_stat *x = a, *y = b;
+	__u64 dx = x->ns - x->ns0, dy = y->ns - y->ns0;
+
+	return dx > dy ? -1 : dx < dy;
+}
+
+void ovh_json(struct rec_overhead *v, struct json_out *j)
+{
+	static const char *const src_names[] = { "unavailable", "session", "already_on" };
+	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
+	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, total = 0, user;
+	bool g_loaded[NR_GROUPS] = { false };
+	int i;
+
+	/* a window that never opened costs nothing */
+	for (i = 0; i < v->nr_progs && !window; i++) {
+		v->progs[i].cnt0 = v->progs[i].cnt;
+		v->progs[i].ns0 = v->progs[i].ns;
+	}
+	qsort(v->progs, v->nr_progs, sizeof(v->progs[0]), cmp_prog_ns);
+	for (i = 0; i < v->nr_progs; i++) {
+		const struct rec_prog_stat *p = &v->progs[i];
+
+		total += p->ns - p->ns0;
+		if (p->group >= 0) {
+			g_loaded[p->group] = true;
+			g_cnt[p->group] += p->cnt - p->cnt0;
+			g_ns[p->group] += p->ns - p->ns0;
+		}
+	}
+	json_key(j, "overhead");
+	json_begin_object(j);
+	json_string(j, "stats", src_names[v->src]);
+	if (v->stats_error[0] && v->src == STATS_OFF)
+		json_string(j, "stats_error", v->stats_error);
+	else
+		json_null(j, "stats_error");
+	json_int(j, "online_cpus", v->online_cpus);
+	json_uint(j, "window_ns", window);
+	json_uint(j, "bpf_ns", total);
+	json_share(v, j, "cpu_share", total, window);
+	json_double(j, "max_overhead_pct", v->max_share * 100);
+	json_key(j, "core_groups");
+	json_begin_array(j);
+	for (i = 0; i < NR_GROUPS; i++)
+		if (ovh_group_core(i))
+			json_value_string(j, rec_groups[i].name);
+	json_end_array(j);
+	json_key(j, "per_program");
+	json_begin_array(j);
+	for (i = 0; i < v->nr_progs; i++) {
+		const struct rec_prog_stat *p = &v->progs[i];
+
+		json_begin_object(j);
+		json_string(j, "name", p->name);
+		json_uint(j, "id", p->id);
+		if (p->group >= 0)
+			json_string(j, "group", rec_groups[p->group].name);
+		else
+			json_null(j, "group");
+		json_runs(j, p->cnt - p->cnt0, p->ns - p->ns0, share_of(v, p->ns - p->ns0, window));
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_key(j, "per_group");
+	json_begin_array(j);
+	for (i = 0; i < NR_GROUPS; i++) {
+		if (!g_loaded[i])
+			continue;
+		json_begin_object(j);
+		json_string(j, "name", rec_groups[i].name);
+		json_runs(j, g_cnt[i], g_ns[i], share_of(v, g_ns[i], window));
+		json_bool(j, "core", ovh_group_core(i));
+		json_bool(j, "shed", v->group_shed[i]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	user = window ? ru_ns(&v->ru_end) - ru_ns(&v->ru_start) : 0;
+	json_key(j, "user");
+	json_begin_object(j);
+	json_uint(j, "cpu_ns", user);
+	json_uint(j, "user_ns", window ? tv_ns(&v->ru_end.ru_utime) - tv_ns(&v->ru_start.ru_utime) : 0);
+	json_uint(j, "system_ns", window ? tv_ns(&v->ru_end.ru_stime) - tv_ns(&v->ru_start.ru_stime) : 0);
+	json_double(j, "cpu_share", share_of(v, user, window));
+	json_end_object(j);
+	json_key(j, "shed");
+	json_begin_array(j);
+	for (i = 0; i < v->nr_shed; i++) {
+		json_begin_object(j);
+		json_uint(j, "t_ns", v->shed[i].t_ns);
+		json_uint(j, "after_ns", v->shed[i].t_ns - v->start_mono);
+		json_string(j, "kind", v->shed[i].kind);
+		json_string(j, "what", v->shed[i].what);
+		json_double(j, "share_before", v->shed[i].share_before);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_bool(j, "detached", v->detached);
+	json_end_object(j);
+}
+
+void ovh_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread)
+{
+	__u64 total = 0, window = now > v->mark_mono ? now - v->mark_mono : 0, user;
+	struct rusage ru;
+	int i;
+
+	if (reread)
+		read_progs(v);
+	if (reread || !v->end_mono)
+		getrusage(RUSAGE_SELF, &ru);
+	else
+		ru = v->ru_end;
+	for (i = 0; i < v->nr_progs; i++) {
+		struct rec_prog_stat *p = &v->progs[i];
+
+		total += p->ns - p->mark_ns;
+		p->mark_ns = p->ns;
+		p->mark_cnt = p->cnt;
+	}
+	user = ru_ns(&ru) - ru_ns(&v->ru_mark);
+	json_key(j, "overhead");
+	json_begin_object(j);
+	json_uint(j, "bpf_ns", total);
+	json_share(v, j, "cpu_share", total, window);
+	json_uint(j, "user_cpu_ns", user);
+	json_double(j, "user_cpu_share", share_of(v, user, window));
+	json_end_object(j);
+	v->mark_mono = now;
+	v->ru_mark = ru;
+}

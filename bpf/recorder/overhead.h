@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The recorder's own cost: kernel BPF run-time statistics of its programs
+ * (turned on for the session only), its user-side CPU time, and shedding
+ * stacks and probe groups to stay within --max-overhead. */
+#ifndef LOCKSCOPE_RECORD_OVERHEAD_H
+#define LOCKSCOPE_RECORD_OVERHEAD_H
+
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <linux/types.h>
+#include "json_out.h"
+#include "probe.h"
+
+#define REC_MAX_PROGS 64
+#define REC_MAX_SHED 32
+
+struct rec_prog_stat {
+	const char *name;
+	int fd;
+	__u32 id;
+	int group;              /* enum rec_group_id, -1 if none */
+	__u64 cnt, ns;          /* last read (cumulative since load) */
+	__u64 cnt0, ns0;        /* at the window's start */
+	__u64 tick_ns;          /* at the last budget check */
+	__u64 mark_cnt, mark_ns; /* at the last series sample */
+};
+
+struct rec_shed {
+	__u64 t_ns;             /* CLOCK_MONOTONIC */
+	const char *kind;       /* "stacks", "group", "all" */
+	const char *what;       /* "user_stacks", "stacks", a group name, "all" */
+	double share_before;    /* BPF CPU share over the last second */
+};
+
+/* What the stats rest on. */
+enum rec_stats_src {
+	STATS_OFF,              /* unavailable: no share, no shedding */
+	STATS_SESSION,          /* turned on by the recorder for the session */
+	STATS_ALREADY_ON,       /* kernel.bpf_stats_enabled was already 1 */
+};
+
+struct rec_overhead {
+	enum rec_stats_src src;
+	char stats_error[128];
+	int stats_fd;
+	int online_cpus;
+	double max_share;       /* --max-overhead as a fraction; 0: never shed */
+	struct rec_prog_stat progs[REC_MAX_PROGS];
+	int nr_progs;
+	__u64 start_mono, end_mono, tick_mono, mark_mono;
+	struct rusage ru_start, ru_end, ru_mark;
+	bool group_shed[NR_GROUPS];
+	__u32 stacks_shed;      /* REC_SHED_* */
+	bool detached;          /* everything detached: window closed early */
+	struct rec_shed shed[REC_MAX_SHED];
+	int nr_shed;
+};
+
+struct record_bpf;
+
+/* After load and attach: turn the statistics on and list the programs. */
+void ovh_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct);
+void ovh_start(struct rec_overhead *v, __u64 now);
+void ovh_stop(struct rec_overhead *v, __u64 now);
+void ovh_free(struct rec_overhead *v);
+
+/* Once a second while recording: sheds one step if the last second's share
+ * was over the budget. Returns true when everything was detached (only the
+ * core groups were left and still over budget): the window must close. */
+bool ovh_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+	      __u64 now);
+
+/* The "overhead" object of the final document. */
+void ovh_json(struct rec_overhead *v, struct json_out *j);
+
+/* The "overhead" object of one series interval (since the last call);
+ * reread: read the programs' statistics now (else: as ovh_stop left them). */
+void ovh_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread);
+
+/* Whether a group is core: never shed alone; when only core groups remain
+ * over budget, the recorder detaches everything. */
+bool ovh_group_core(int g);
+
+#endif

@@ -1,0 +1,799 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The probe-group table and the loader: open -> configure -> choose one
+ * attach kind per group -> load -> attach. A kind that the kernel refuses
+ * (at load or at attach) is marked failed for its group only, and the
+ * object is loaded again with that group's next kind, or without it. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "record.h"
+#include "record.skel.h"
+#include "holder.h"
+#include "probe.h"
+#include "tpfmt.h"
+#include "session.h"
+
+#define K(kind) (1u << ATTACH_##kind)
+#define TRACEPOINT_KINDS (K(TP_BTF) | K(RAW_TP) | K(TRACEPOINT))
+#define BTF_KINDS (K(TP_BTF) | K(RAW_TP))
+#define TRACEFS "/sys/kernel/tracing"
+
+const char *const rec_attach_names[NR_ATTACH] = {
+	"tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe",
+};
+
+/* Program name suffix per kind, as named in the kern/ fragments. */
+static const char *const suffixes[NR_ATTACH] = { "_btf", "_raw", "_tp", "_fentry", "_kprobe" };
+
+const struct rec_group_def rec_groups[NR_GROUPS] = {
+	[GROUP_LOCK] = { "lock", { "lock:contention_begin", "lock:contention_end" },
+		{ "contention_begin", "contention_end" }, TRACEPOINT_KINDS, false,
+		"no lock waits at all" },
+	[GROUP_DIO] = { "dio", { "iomap:iomap_dio_rw_begin", "iomap:iomap_dio_complete" },
+		{ "dio_rw_begin", "dio_complete" }, TRACEPOINT_KINDS, false,
+		"no DIO write classes, counts or latency; i_rwsem not learned from direct I/O" },
+	[GROUP_DIO_MAP] = { "dio_map", { "iomap:iomap_iter_dstmap" }, { "dstmap" },
+		TRACEPOINT_KINDS, false, "DIO writes not classified as hole/unwritten/mapped" },
+	[GROUP_XFS_ILOCK] = { "xfs_ilock", { "xfs:xfs_ilock" }, { "xfs_ilock" }, BTF_KINDS, false,
+		"XFS ILOCK and MMAPLOCK waits not attributed to files" },
+	[GROUP_XFS_ALLOC] = { "xfs_alloc", { "xfs:xfs_iomap_alloc", "xfs:xfs_unwritten_convert" },
+		{ "xfs_iomap_alloc", "xfs_unwritten_convert" }, BTF_KINDS, false,
+		"XFS allocating writes and unwritten-extent conversions not counted" },
+	[GROUP_XFS_BUFFERED] = { "xfs_buffered", { "xfs:xfs_file_buffered_write" },
+		{ "xfs_buffered_write" }, BTF_KINDS, false,
+		"XFS buffered-write i_rwsem learned only from write syscalls" },
+	[GROUP_EXT4_MAP] = { "ext4_map", { "ext4:ext4_ext_map_blocks_exit" }, { "ext4_map_exit" },
+		BTF_KINDS, false, "ext4 i_data_sem waits not attributed to files" },
+	/* classic tracepoints: their records carry the extent status and flags
+	 * already decoded from the kernel's structures */
+	[GROUP_EXT4_EXTENT] = { "ext4_extent", { "ext4:ext4_es_lookup_extent_exit",
+		"ext4:ext4_ext_map_blocks_exit", "ext4:ext4_allocate_blocks" },
+		{ "ext4_es_lookup", "ext4_map_state", "ext4_alloc" }, K(TRACEPOINT), false,
+		"ext4 DIO writes classified from iomap_iter_dstmap only, which reports unwritten "
+		"extents a write converts like holes; ext4 allocating writes not counted" },
+	[GROUP_EXT4_BUFFERED] = { "ext4_buffered", { "ext4:ext4_da_write_begin", "ext4:ext4_write_begin" },
+		{ "ext4_da_write_begin", "ext4_write_begin" }, BTF_KINDS, false,
+		"ext4 buffered-write i_rwsem learned only from write syscalls" },
+	[GROUP_SYSCALLS] = { "syscalls", { "raw_syscalls:sys_enter", "raw_syscalls:sys_exit" },
+		{ "sys_enter", "sys_exit" }, TRACEPOINT_KINDS, false,
+		"no write-syscall latency; buffered writes counted only on XFS; fewer i_rwsem addresses" },
+	[GROUP_SCHED] = { "sched", { "sched:sched_switch", "sched:sched_wakeup" },
+		{ "sched_switch", "sched_wakeup" }, TRACEPOINT_KINDS, false,
+		"no per-thread on/off-CPU time and no off-CPU stacks" },
+	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete" },
+		{ "block_rq_issue", "block_rq_complete" }, TRACEPOINT_KINDS, false,
+		"no block-device latency" },
+	[GROUP_JBD2] = { "jbd2", { "jbd2:jbd2_handle_start", "jbd2:jbd2_handle_stats", "jbd2:jbd2_run_stats" },
+		{ "jbd2_handle_start", "jbd2_handle_stats", "jbd2_run_stats" }, TRACEPOINT_KINDS, false,
+		"no ext4 journal handle and commit statistics" },
+	[GROUP_EXT4_WRITE_ENTRY] = { "ext4_write_entry", { "ext4_file_write_iter" }, { "ext4_write_entry" },
+		K(FENTRY) | K(KPROBE), true,
+		"no per-file time from ext4_file_write_iter entry to iomap (i_rwsem and write checks)" },
+	/* After "lock", so that it shares that group's tracepoints; its own
+	 * programs, so that it can be turned off or shed alone. */
+	[GROUP_HOLDERS] = { "holders", { "lock:contention_begin", "lock:contention_end" },
+		{ "holder_begin", "holder_end", "holder_tick" }, BTF_KINDS, false,
+		"no lock-holder snapshots (what the holder did while others waited)" },
+	/* Needs the holders group's waiter slots (task storage of the woken task). */
+	[GROUP_RELEASERS] = { "releasers", { "sched:sched_waking" }, { "releaser_wake" },
+		K(TP_BTF), false, "no releaser stacks (where a waited-for lock was released)" },
+};
+
+/* ---- libbpf messages: kept to find which program a load failed on ---- */
+
+#define LOG_LINES 64
+static char log_ring[LOG_LINES][256];
+static unsigned int log_next;
+static bool log_verbose;
+
+static int log_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	va_list copy;
+
+	va_copy(copy, args);
+	vsnprintf(log_ring[log_next++ % LOG_LINES], sizeof(log_ring[0]), fmt, copy);
+	va_end(copy);
+	return log_verbose ? vfprintf(stderr, fmt, args) : 0;
+}
+
+/* The program named in the newest "prog 'NAME'" libbpf message. */
+static bool failed_prog_from_log(char *name, size_t len)
+{
+	unsigned int i;
+
+	for (i = 1; i <= LOG_LINES && i <= log_next; i++) {
+		const char *line = log_ring[(log_next - i) % LOG_LINES];
+		const char *p = strstr(line, "prog '"), *q;
+
+		if (p && (q = strchr(p + 6, '\'')) && (size_t)(q - p - 6) < len) {
+			memcpy(name, p + 6, q - p - 6);
+			name[q - p - 6] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- what the running kernel offers ---- */
+
+struct kernel_view {
+	struct btf *vmlinux;
+	struct btf *mods[128];
+	int nr_mods;
+	bool mods_loaded;
+	bool tracefs;
+	char *kallsyms;        /* text symbols, "\nname\n" separated */
+};
+
+static void view_load_modules(struct kernel_view *v)
+{
+	struct dirent *de;
+	DIR *d;
+
+	v->mods_loaded = true;
+	if (!v->vmlinux || !(d = opendir("/sys/kernel/btf")))
+		return;
+	while ((de = readdir(d)) && v->nr_mods < 128) {
+		char path[300];
+		struct btf *b;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", de->d_name);
+		b = btf__parse_split(path, v->vmlinux);
+		if (b)
+			v->mods[v->nr_mods++] = b;
+	}
+	closedir(d);
+}
+
+static bool view_btf_has(struct kernel_view *v, const char *name, int kind)
+{
+	int i;
+
+	if (v->vmlinux && btf__find_by_name_kind(v->vmlinux, name, kind) > 0)
+		return true;
+	if (!v->mods_loaded)
+		view_load_modules(v);
+	for (i = 0; i < v->nr_mods; i++)
+		if (btf__find_by_name_kind(v->mods[i], name, kind) > 0)
+			return true;
+	return false;
+}
+
+static bool tracefs_event(const char *sys, const char *event)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/id", sys, event);
+	return access(path, R_OK) == 0;
+}
+
+static bool kallsyms_has(struct kernel_view *v, const char *name)
+{
+	char needle[160];
+
+	if (!v->kallsyms) {
+		FILE *f = fopen("/proc/kallsyms", "re");
+		size_t cap = 1 << 20, len = 1;
+		char line[512];
+
+		v->kallsyms = malloc(cap);
+		if (!f || !v->kallsyms) {
+			if (f)
+				fclose(f);
+			return false;
+		}
+		v->kallsyms[0] = '\n';
+		while (fgets(line, sizeof(line), f)) {
+			char type, sym[256];
+			size_t n;
+
+			if (sscanf(line, "%*s %c %255s", &type, sym) != 2 || (type != 't' && type != 'T'))
+				continue;
+			n = strlen(sym);
+			if (len + n + 2 > cap) {
+				char *nb = realloc(v->kallsyms, cap * 2);
+
+				if (!nb)
+					break;
+				v->kallsyms = nb;
+				cap *= 2;
+			}
+			memcpy(v->kallsyms + len, sym, n);
+			len += n;
+			v->kallsyms[len++] = '\n';
+		}
+		v->kallsyms[len] = 0;
+		fclose(f);
+	}
+	snprintf(needle, sizeof(needle), "\n%s\n", name);
+	return strstr(v->kallsyms, needle) != NULL;
+}
+
+static void view_init(struct kernel_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->vmlinux = btf__load_vmlinux_btf();
+	v->tracefs = tpfmt_ensure_tracefs();
+}
+
+static void view_free(struct kernel_view *v)
+{
+	int i;
+
+	for (i = 0; i < v->nr_mods; i++)
+		btf__free(v->mods[i]);
+	btf__free(v->vmlinux);
+	free(v->kallsyms);
+}
+
+/* Whether kind can attach every tracepoint (or function) of group g; if
+ * not, why. */
+static bool kind_available(struct kernel_view *v, const struct rec_group_def *g, int kind,
+			   char *why, size_t len)
+{
+	int i;
+
+	for (i = 0; i < GROUP_MAX_TPS && g->tracepoints[i]; i++) {
+		const char *tp = g->tracepoints[i], *colon = strchr(tp, ':');
+		char sys[64] = "", btf_name[160];
+		const char *event = colon ? colon + 1 : tp;
+
+		if (colon)
+			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - tp), tp);
+		snprintf(btf_name, sizeof(btf_name), "btf_trace_%s", event);
+		switch (kind) {
+		case ATTACH_TP_BTF:
+			if (!v->vmlinux) {
+				snprintf(why, len, "no kernel BTF");
+				return false;
+			}
+			if (!view_btf_has(v, btf_name, BTF_KIND_TYPEDEF)) {
+				snprintf(why, len, "%s not in kernel BTF", tp);
+				return false;
+			}
+			break;
+		case ATTACH_RAW_TP:
+			if (!view_btf_has(v, btf_name, BTF_KIND_TYPEDEF) && !tracefs_event(sys, event)) {
+				snprintf(why, len, "tracepoint %s not found (BTF, tracefs)", tp);
+				return false;
+			}
+			break;
+		case ATTACH_TRACEPOINT:
+			if (!v->tracefs) {
+				snprintf(why, len, "tracefs not mounted at " TRACEFS);
+				return false;
+			}
+			if (!tracefs_event(sys, event)) {
+				snprintf(why, len, "%s not in tracefs", tp);
+				return false;
+			}
+			break;
+		case ATTACH_FENTRY:
+			if (!view_btf_has(v, tp, BTF_KIND_FUNC)) {
+				snprintf(why, len, "function %s not in kernel BTF", tp);
+				return false;
+			}
+			break;
+		case ATTACH_KPROBE:
+			if (!kallsyms_has(v, tp)) {
+				snprintf(why, len, "function %s not in /proc/kallsyms", tp);
+				return false;
+			}
+			break;
+		}
+	}
+	return true;
+}
+
+/* ---- programs <-> groups ---- */
+
+int rec_prog_group(const char *name, int *kind)
+{
+	int g, i, k;
+
+	for (g = 0; g < NR_GROUPS; g++) {
+		for (i = 0; i < GROUP_MAX_TPS && rec_groups[g].progs[i]; i++) {
+			size_t n = strlen(rec_groups[g].progs[i]);
+
+			if (strncmp(name, rec_groups[g].progs[i], n))
+				continue;
+			for (k = 0; k < NR_ATTACH; k++) {
+				if (!strcmp(name + n, suffixes[k])) {
+					*kind = k;
+					return g;
+				}
+			}
+		}
+	}
+	return -1;
+}
+
+/* Autoload exactly the chosen variant of each group that is on, or, when
+ * only is a program name, that program alone. */
+static void choose_programs(struct record_bpf *skel, const struct rec_group_state *st,
+			    const char *only)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *name = bpf_program__name(prog);
+		int kind, g = rec_prog_group(name, &kind);
+		bool on;
+
+		if (only)
+			on = !strcmp(name, only);
+		else
+			on = g >= 0 && st[g].attach == kind;
+		bpf_program__set_autoload(prog, on);
+	}
+}
+
+static bool struct_has(struct kernel_view *v, const char *type, const char *member)
+{
+	int id = v->vmlinux ? btf__find_by_name_kind(v->vmlinux, type, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(v->vmlinux, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+	int i;
+
+	for (i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(v->vmlinux, m[i].name_off), member))
+			return true;
+	return false;
+}
+
+/* The run-queue wait of a task switching in can be read from its
+ * sched_info (kern/sched.bpf.inc, runq_delay) when the kernel has it and
+ * the runqueue link of group scheduling, and the program sees that task
+ * (tp_btf, raw_tp):
+ * then sched_wakeup, which runs at every wake-up on the machine, is left
+ * out. */
+static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v)
+{
+	int kind = p->groups[GROUP_SCHED].attach;
+	struct bpf_program *prog;
+	char name[64];
+
+	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->vmlinux ||
+	    !struct_has(v, "sched_info", "last_queued") || !struct_has(v, "sched_entity", "cfs_rq") ||
+	    !struct_has(v, "cfs_rq", "rq"))
+		return;
+	p->skel->rodata->runq_from_sched_info = true;
+	snprintf(name, sizeof(name), "sched_wakeup%s", suffixes[kind]);
+	prog = bpf_object__find_program_by_name(p->skel->obj, name);
+	if (prog)
+		bpf_program__set_autoload(prog, false);
+}
+
+static void mark_failed(struct rec_group_state *st, int kind, const char *stage, int err)
+{
+	st->failed |= 1u << kind;
+	snprintf(st->why[kind], sizeof(st->why[kind]), "%s failed: %s", stage, strerror(err));
+}
+
+/* An optional extra is tried alone (its program only, tiny maps) before it
+ * joins the real object: on kernels without kprobes or fentry this costs a
+ * small load instead of a reload of everything. */
+static int try_alone(const struct rec_group_def *g, int kind, const char **stage)
+{
+	struct bpf_map *map;
+	struct bpf_link *link;
+	struct record_bpf *skel;
+	char prog_name[128];
+	int i, err = 0;
+
+	skel = record_bpf__open();
+	*stage = "open";
+	if (!skel)
+		return -errno;
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__type(map) == BPF_MAP_TYPE_TASK_STORAGE) /* no extra uses one */
+			bpf_map__set_autocreate(map, false);
+		else if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY &&
+			 bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
+			 bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) /* a ring is pages */
+			bpf_map__set_max_entries(map, 1);
+	}
+	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
+		snprintf(prog_name, sizeof(prog_name), "%s%s", g->progs[i], suffixes[kind]);
+		choose_programs(skel, NULL, prog_name);
+		*stage = "load";
+		err = record_bpf__load(skel);
+		if (err)
+			break;
+		*stage = "attach";
+		link = bpf_program__attach(bpf_object__find_program_by_name(skel->obj, prog_name));
+		err = link ? 0 : -errno;
+		bpf_link__destroy(link);
+	}
+	record_bpf__destroy(skel);
+	return err;
+}
+
+static unsigned int parse_kinds(const char *list)
+{
+	unsigned int mask = 0;
+	char *copy, *tok, *save = NULL;
+	int k;
+
+	if (!list)
+		return (1u << NR_ATTACH) - 1;
+	copy = strdup(list);
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+		for (k = 0; k < NR_ATTACH; k++)
+			if (!strcmp(tok, rec_attach_names[k]))
+				mask |= 1u << k;
+	free(copy);
+	return mask;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while (p && *p) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+int rec_probe_check_names(const struct rec_opts *o)
+{
+	const char *lists[2] = { o->disable, o->attach_kinds };
+	int l;
+
+	for (l = 0; l < 2; l++) {
+		char *copy, *tok, *save = NULL;
+		int bad = 0;
+
+		if (!lists[l])
+			continue;
+		copy = strdup(lists[l]);
+		for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !bad;
+		     tok = strtok_r(NULL, ",", &save)) {
+			int i, found = 0;
+
+			if (l == 0) {
+				for (i = 0; i < NR_GROUPS; i++)
+					found |= !strcmp(tok, rec_groups[i].name);
+			} else {
+				for (i = 0; i < NR_ATTACH; i++)
+					found |= !strcmp(tok, rec_attach_names[i]);
+			}
+			if (!found) {
+				rec_error("%s: unknown %s '%s'", l ? "--attach-kinds" : "--disable",
+					  l ? "attach kind" : "probe group (see --list-features)", tok);
+				bad = 1;
+			}
+		}
+		free(copy);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+/* Per-system-call tracepoints (syscalls:sys_enter_NAME, with
+ * CONFIG_FTRACE_SYSCALLS) run a program only for the calls followed; the
+ * raw_syscalls ones run it for every call of every task. */
+static bool per_syscall_events(void)
+{
+	return tracefs_event("syscalls", "sys_exit_write");
+}
+
+/* The kinds in the order they are tried: tp_btf first, except for the
+ * system calls when per-call tracepoints exist. */
+static int kind_order(int g, int i)
+{
+	if (g != GROUP_SYSCALLS || !per_syscall_events())
+		return i;
+	if (i == 0)
+		return ATTACH_TRACEPOINT;
+	return i <= ATTACH_TRACEPOINT ? i - 1 : i;
+}
+
+/* Pick a kind for every group from what is offered, allowed, present and
+ * not yet failed. */
+static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct kernel_view *v,
+			 unsigned int allowed)
+{
+	int g, k, i;
+
+	for (g = 0; g < NR_GROUPS; g++) {
+		const struct rec_group_def *def = &rec_groups[g];
+		struct rec_group_state *st = &p->groups[g];
+		size_t off = 0;
+
+		st->attach = -1;
+		st->reason[0] = 0;
+		if (in_list(o->disable, def->name)) {
+			snprintf(st->reason, sizeof(st->reason), "disabled by --disable");
+			continue;
+		}
+		for (i = 0; i < NR_ATTACH; i++) {
+			const char *stage;
+			int err;
+
+			k = kind_order(g, i);
+
+			if (!(def->kinds & (1u << k)) || (st->failed & (1u << k)))
+				continue;
+			if (!(allowed & (1u << k))) {
+				snprintf(st->why[k], sizeof(st->why[k]), "not in --attach-kinds");
+				continue;
+			}
+			if (!kind_available(v, def, k, st->why[k], sizeof(st->why[k])))
+				continue;
+			if (def->extra && (err = try_alone(def, k, &stage))) {
+				mark_failed(st, k, stage, -err);
+				continue;
+			}
+			st->attach = k;
+			break;
+		}
+		/* reason: every kind passed over, in order */
+		for (k = 0; k < NR_ATTACH; k++) {
+			if (!(def->kinds & (1u << k)) || k == st->attach || !st->why[k][0])
+				continue;
+			if (st->attach >= 0 && k > st->attach)
+				break;
+			off += snprintf(st->reason + off, off < sizeof(st->reason) ? sizeof(st->reason) - off : 0,
+					"%s%s: %s", off ? "; " : "", rec_attach_names[k], st->why[k]);
+			if (off >= sizeof(st->reason))
+				break;
+		}
+	}
+}
+
+static void destroy_attempt(struct rec_probe *p)
+{
+	int i;
+
+	for (i = 0; i < p->nr_links; i++)
+		bpf_link__destroy(p->links[i]);
+	free(p->links);
+	free(p->link_groups);
+	p->links = NULL;
+	p->link_groups = NULL;
+	p->nr_links = 0;
+	record_bpf__destroy(p->skel);
+	p->skel = NULL;
+}
+
+/* The classic sys_enter/sys_exit programs on each followed call's own
+ * tracepoint (their records start like raw_syscalls' ones: the call number
+ * at offset 8, then the arguments or the return value at 16). Entry only
+ * for the timed calls. NULL with errno set on failure. */
+static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog)
+{
+	bool enter = !strcmp(bpf_program__name(prog), "sys_enter_tp");
+	struct bpf_link *link = NULL;
+	char event[64];
+	int i;
+
+	for (i = 0; i < (enter ? REC_TIMED_SYSCALLS : REC_NR_SYSCALLS); i++) {
+		snprintf(event, sizeof(event), "sys_%s_%s", enter ? "enter" : "exit",
+			 rec_syscall_names[i]);
+		if (!tracefs_event("syscalls", event))
+			continue;
+		if (link)
+			p->links[p->nr_links++] = link;
+		link = bpf_program__attach_tracepoint(prog, "syscalls", event);
+		if (!link)
+			return NULL;
+	}
+	if (!link)
+		errno = ENOENT;
+	return link;
+}
+
+static bool per_syscall_prog(struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+
+	return per_syscall_events() && (!strcmp(name, "sys_enter_tp") || !strcmp(name, "sys_exit_tp"));
+}
+
+static int attach_all(struct rec_probe *p)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, p->skel->obj)
+		n += bpf_program__autoload(prog) ? (per_syscall_prog(prog) ? REC_NR_SYSCALLS : 1) : 0;
+	p->links = calloc(n ? n : 1, sizeof(*p->links));
+	p->link_groups = calloc(n ? n : 1, sizeof(*p->link_groups));
+	if (!p->links || !p->link_groups)
+		return -ENOMEM;
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_link *link;
+		int kind, g;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		/* timer programs are attached per CPU by their owner (holder_tick.c) */
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
+			continue;
+		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog) : bpf_program__attach(prog);
+		if (!link) {
+			int err = errno;
+
+			g = rec_prog_group(bpf_program__name(prog), &kind);
+			if (g < 0)
+				return -err;
+			mark_failed(&p->groups[g], kind, "attach", err);
+			return 1; /* retry without this kind */
+		}
+		p->link_groups[p->nr_links] = rec_prog_group(bpf_program__name(prog), &kind);
+		p->links[p->nr_links++] = link;
+	}
+	return 0;
+}
+
+int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config, void *arg)
+{
+	unsigned int allowed = parse_kinds(o->attach_kinds);
+	struct kernel_view view;
+	int attempt, err = -EINVAL, g;
+
+	memset(p, 0, sizeof(*p));
+	log_verbose = o->verbose;
+	libbpf_set_print(log_print);
+	view_init(&view);
+	for (attempt = 0; attempt < NR_GROUPS * NR_ATTACH; attempt++) {
+		char name[128];
+		int kind;
+
+		choose_kinds(p, o, &view, allowed);
+		p->skel = record_bpf__open();
+		if (!p->skel) {
+			err = -errno;
+			rec_error("cannot open the BPF object: %s", strerror(errno));
+			break;
+		}
+		err = config(p->skel, arg);
+		if (err)
+			break;
+		choose_programs(p->skel, p->groups, NULL);
+		skip_wakeup_if_sched_info(p, &view);
+		log_next = 0;
+		err = record_bpf__load(p->skel);
+		if (err) {
+			if (!failed_prog_from_log(name, sizeof(name)) ||
+			    (g = rec_prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
+				rec_error("cannot load the BPF object: %s (run with --verbose, or "
+					  "'lockscope doctor')", strerror(-err));
+				break;
+			}
+			mark_failed(&p->groups[g], kind, "load", -err);
+			destroy_attempt(p);
+			continue;
+		}
+		err = attach_all(p);
+		if (err == 1) {
+			destroy_attempt(p);
+			continue;
+		}
+		if (err)
+			rec_error("cannot attach: %s", strerror(-err));
+		break;
+	}
+	view_free(&view);
+	if (err) {
+		destroy_attempt(p);
+		return err < 0 ? err : -EINVAL;
+	}
+	return 0;
+}
+
+void rec_probe_destroy(struct rec_probe *p)
+{
+	destroy_attempt(p);
+}
+
+int rec_probe_detach_group(struct rec_probe *p, int g)
+{
+	int i, n = 0;
+
+	for (i = 0; i < p->nr_links; i++) {
+		if (p->links[i] && (g < 0 || p->link_groups[i] == g)) {
+			bpf_link__destroy(p->links[i]);
+			p->links[i] = NULL;
+			n++;
+		}
+	}
+	/* The holders group's timers are its own links (holder_tick.c);
+	 * releasers need its waiter slots, so they go with it. */
+	if (g < 0 || g == GROUP_HOLDERS)
+		n += rec_holder_ticks_detach();
+	if (g == GROUP_HOLDERS)
+		n += rec_probe_detach_group(p, GROUP_RELEASERS);
+	return n;
+}
+
+bool rec_group_on(const struct rec_probe *p, enum rec_group_id g)
+{
+	return p->groups[g].attach >= 0;
+}
+
+void rec_probe_all_off(struct rec_probe *p, const char *reason)
+{
+	int g;
+
+	for (g = 0; g < NR_GROUPS; g++) {
+		p->groups[g].attach = -1;
+		snprintf(p->groups[g].reason, sizeof(p->groups[g].reason), "%s", reason);
+	}
+}
+
+static void json_syscall_events(struct json_out *j)
+{
+	char event[80];
+	int i, e;
+
+	for (e = 0; e < 2; e++)
+		for (i = 0; i < (e ? REC_NR_SYSCALLS : REC_TIMED_SYSCALLS); i++) {
+			snprintf(event, sizeof(event), "sys_%s_%s", e ? "exit" : "enter",
+				 rec_syscall_names[i]);
+			if (!tracefs_event("syscalls", event))
+				continue;
+			snprintf(event, sizeof(event), "syscalls:sys_%s_%s", e ? "exit" : "enter",
+				 rec_syscall_names[i]);
+			json_value_string(j, event);
+		}
+}
+
+void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
+{
+	int g, i;
+
+	json_begin_array(j);
+	for (g = 0; g < NR_GROUPS; g++) {
+		const struct rec_group_def *def = &rec_groups[g];
+		const struct rec_group_state *st = &p->groups[g];
+
+		json_begin_object(j);
+		json_string(j, "name", def->name);
+		json_bool(j, "enabled", st->attach >= 0);
+		if (st->attach >= 0)
+			json_string(j, "attach", rec_attach_names[st->attach]);
+		else
+			json_null(j, "attach");
+		json_key(j, "tracepoints");
+		json_begin_array(j);
+		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events())
+			json_syscall_events(j);
+		else
+			for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
+				json_value_string(j, def->tracepoints[i]);
+		json_end_array(j);
+		if (st->reason[0])
+			json_string(j, "reason", st->reason);
+		else
+			json_null(j, "reason");
+		json_bool(j, "extra", def->extra);
+		json_key(j, "kinds");
+		json_begin_array(j);
+		for (i = 0; i < NR_ATTACH; i++)
+			if (def->kinds & (1u << i))
+				json_value_string(j, rec_attach_names[i]);
+		json_end_array(j);
+		if (with_lost || st->attach < 0)
+			json_string(j, "lost", def->lost);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Probe groups: which tracepoints each needs, which attach kinds it offers,
+ * and the loader that picks one kind per group from what the kernel allows
+ * (tp_btf, then raw_tp, then tracepoint; fentry, then kprobe for extras). */
+#ifndef LOCKSCOPE_RECORD_PROBE_H
+#define LOCKSCOPE_RECORD_PROBE_H
+
+#include <stdbool.h>
+#include "json_out.h"
+#include "opts.h"
+
+enum rec_attach {
+	ATTACH_TP_BTF,
+	ATTACH_RAW_TP,
+	ATTACH_TRACEPOINT,
+	ATTACH_FENTRY,
+	ATTACH_KPROBE,
+	NR_ATTACH,
+};
+
+enum rec_group_id {
+	GROUP_LOCK,
+	GROUP_DIO,
+	GROUP_DIO_MAP,
+	GROUP_XFS_ILOCK,
+	GROUP_XFS_ALLOC,
+	GROUP_XFS_BUFFERED,
+	GROUP_EXT4_MAP,
+	GROUP_EXT4_EXTENT,
+	GROUP_EXT4_BUFFERED,
+	GROUP_SYSCALLS,
+	GROUP_SCHED,
+	GROUP_BLOCK,
+	GROUP_JBD2,
+	GROUP_EXT4_WRITE_ENTRY,
+	GROUP_HOLDERS,
+	GROUP_RELEASERS,
+	NR_GROUPS,
+};
+
+#define GROUP_MAX_TPS 3
+
+struct rec_group_def {
+	const char *name;
+	const char *tracepoints[GROUP_MAX_TPS]; /* "sys:event"; a function for fentry/kprobe */
+	const char *progs[GROUP_MAX_TPS];       /* handler names: program = name + kind suffix */
+	unsigned int kinds;                     /* bit per enum rec_attach offered */
+	bool extra;                             /* optional extra: off is normal */
+	const char *lost;                       /* what is lost when off */
+};
+
+extern const struct rec_group_def rec_groups[NR_GROUPS];
+extern const char *const rec_attach_names[NR_ATTACH];
+
+struct rec_group_state {
+	int attach;                 /* enum rec_attach, or -1 when off */
+	char reason[512];           /* why off, or which kinds were passed over */
+	unsigned int failed;        /* kinds that failed to load or attach */
+	char why[NR_ATTACH][160];   /* why each kind was not used */
+};
+
+struct record_bpf;
+struct bpf_link;
+
+struct rec_probe {
+	struct record_bpf *skel;
+	struct bpf_link **links;
+	int *link_groups;           /* group of each link (-1: none) */
+	int nr_links;
+	struct rec_group_state groups[NR_GROUPS];
+};
+
+/* A callback that sets rodata, map sizes and filters on the opened skeleton
+ * before load; non-zero aborts. */
+typedef int (*rec_config_fn)(struct record_bpf *skel, void *arg);
+
+/* open -> configure -> choose programs per group -> load -> attach, falling
+ * back per group when a kind fails. 0, or a negative errno with a message
+ * printed. */
+int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config,
+		      void *arg);
+void rec_probe_destroy(struct rec_probe *p);
+
+/* Validates --disable and --attach-kinds names; -1 with a message if bad. */
+int rec_probe_check_names(const struct rec_opts *o);
+
+/* Detaches group g's programs (every program when g < 0) while recording;
+ * the programs stay loaded, so their run-time statistics stay readable.
+ * Returns how many links were destroyed. */
+int rec_probe_detach_group(struct rec_probe *p, int g);
+
+/* The group of a program by its name (and its attach kind), or -1. */
+int rec_prog_group(const char *name, int *kind);
+
+bool rec_group_on(const struct rec_probe *p, enum rec_group_id g);
+
+/* The "features" array (also --list-features' "groups"). */
+void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost);
+
+/* Marks every group off with the same reason (e.g. not root). */
+void rec_probe_all_off(struct rec_probe *p, const char *reason);
+
+#endif

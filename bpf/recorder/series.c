@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Per-interval series: each sample of the maps minus the previous one,
+ * written as one line (flushed, so a caller can follow the file while the
+ * recording runs) and kept for the final document up to a bound. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session.h"
+#include "series.h"
+
+struct rec_series *series_open(const char *path)
+{
+	struct rec_series *ser = calloc(1, sizeof(*ser));
+
+	if (!ser)
+		return NULL;
+	ser->store = tmpfile();
+	if (!ser->store) {
+		rec_error("cannot create a temporary file for the series: %s", strerror(errno));
+		free(ser);
+		return NULL;
+	}
+	if (path && !(ser->out = fopen(path, "we"))) {
+		rec_error("cannot write %s: %s", path, strerror(errno));
+		fclose(ser->store);
+		free(ser);
+		return NULL;
+	}
+	return ser;
+}
+
+void series_start(struct rec_series *ser, __u64 now)
+{
+	ser->last_mono = now;
+}
+
+void series_emit(struct rec_session *s, struct rec_data *cur, __u64 now, bool reread)
+{
+	struct rec_series *ser = s->series;
+	struct rec_data delta;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	if (now <= ser->last_mono || rec_data_delta(cur, &ser->prev, &delta)) {
+		rec_data_free(cur);
+		return;
+	}
+	mem = open_memstream(&buf, &len);
+	if (mem) {
+		rec_write_interval(s, &delta, ser->last_mono, now, reread, mem);
+		fputc('\n', mem);
+		fclose(mem);
+	}
+	if (buf && ser->out) {
+		fwrite(buf, 1, len, ser->out);
+		fflush(ser->out);
+	}
+	if (buf && ser->stored_bytes + len <= REC_SERIES_MAX_BYTES) {
+		fwrite(buf, 1, len, ser->store);
+		ser->stored_bytes += len;
+		ser->nr_stored++;
+	} else {
+		ser->nr_omitted++;
+	}
+	free(buf);
+	rec_data_free(&delta);
+	rec_data_free(&ser->prev);
+	ser->prev = *cur;
+	memset(cur, 0, sizeof(*cur));
+	ser->last_mono = now;
+}
+
+void series_json(struct rec_series *ser, struct json_out *j)
+{
+	char line[65536];
+	bool first = true, at_start = true;
+
+	json_key(j, "series");
+	json_begin_array(j);
+	fflush(ser->store);
+	rewind(ser->store);
+	/* each stored line is one complete object: copied as is */
+	while (fgets(line, sizeof(line), ser->store)) {
+		size_t n = strlen(line);
+		bool end = n && line[n - 1] == '\n';
+
+		if (end)
+			line[--n] = 0;
+		if (at_start && !first)
+			fputc(',', j->f);
+		fputs(line, j->f);
+		first = false;
+		at_start = end;
+	}
+	j->need_comma[j->depth] = !first;
+	json_end_array(j);
+	json_uint(j, "series_omitted", ser->nr_omitted);
+}
+
+void series_free(struct rec_series *ser)
+{
+	if (!ser)
+		return;
+	if (ser->out)
+		fclose(ser->out);
+	if (ser->store)
+		fclose(ser->store);
+	rec_data_free(&ser->prev);
+	free(ser);
+}

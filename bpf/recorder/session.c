@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The recording lifecycle: prepare / start / tick / stop / read / finish. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <zlib.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "record.h"
+#include "record.skel.h"
+#include "btfname.h"
+#include "paths.h"
+#include "series.h"
+#include "session.h"
+
+#define PATH_TRIES_PER_TICK 32
+
+const char *const rec_syscall_names[REC_NR_SYSCALLS] = {
+	"write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter",
+	"fsync", "fdatasync", "sync_file_range", "read", "recvfrom", "recvmsg", "sendto", "sendmsg",
+};
+
+static __u64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* CONFIG_HZ, to turn jbd2's jiffies into time. */
+static unsigned int kernel_hz(void)
+{
+	char line[256];
+	unsigned int hz = 0;
+	gzFile gz = gzopen("/proc/config.gz", "rb");
+
+	if (gz) {
+		while (!hz && gzgets(gz, line, sizeof(line)))
+			sscanf(line, "CONFIG_HZ=%u", &hz);
+		gzclose(gz);
+	}
+	if (!hz) {
+		char path[300], rel[200];
+		FILE *f;
+		int fd = open("/proc/sys/kernel/osrelease", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, rel, sizeof(rel) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return 0;
+		rel[n] = 0;
+		rel[strcspn(rel, "\n")] = 0;
+		snprintf(path, sizeof(path), "/boot/config-%s", rel);
+		f = fopen(path, "re");
+		while (f && !hz && fgets(line, sizeof(line), f))
+			sscanf(line, "CONFIG_HZ=%u", &hz);
+		if (f)
+			fclose(f);
+	}
+	return hz;
+}
+
+/* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. Only
+ * the two lines are parsed: the file has a line per kernel symbol. */
+static void kernel_text(__u64 *start, __u64 *end)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[256];
+
+	*start = *end = 0;
+	while (f && (!*start || !*end) && fgets(line, sizeof(line), f)) {
+		const char *name = strchr(line, ' ');
+
+		/* "ADDR T NAME\n": the name starts 3 characters after the address */
+		if (!name || strlen(name) < 4)
+			continue;
+		name += 3;
+		if (!strcmp(name, "_stext\n"))
+			*start = strtoull(line, NULL, 16);
+		else if (!strcmp(name, "_etext\n"))
+			*end = strtoull(line, NULL, 16);
+	}
+	if (f)
+		fclose(f);
+	if (*end <= *start)
+		*start = *end = 0;
+}
+
+/* Before load: rodata and map sizes. Called once per load attempt, after
+ * the probe groups were chosen. */
+static int configure(struct record_bpf *skel, void *arg)
+{
+	struct rec_session *s = arg;
+	const struct rec_opts *o = s->opts;
+	struct {
+		struct bpf_map *map;
+		unsigned int entries;
+	} sizes[] = {
+		{ skel->maps.stacks, o->max_stacks },
+		{ skel->maps.spin_stacks, o->max_stacks / 4 ? o->max_stacks / 4 : 1 },
+		{ skel->maps.lock_stats, o->max_locks },
+		{ skel->maps.inode_locks, o->max_inodes },
+		{ skel->maps.tasks, o->max_threads },
+		{ skel->maps.offcpu, o->max_offcpu },
+		{ skel->maps.dio_stats, o->max_inodes },
+		{ skel->maps.dio_inflight, o->max_inflight },
+		{ skel->maps.block_inflight, o->max_inflight },
+	};
+	/* Written once per key and large: allocate on first use, not up front. */
+	struct bpf_map *lazy[] = {
+		skel->maps.lock_stats, skel->maps.offcpu, skel->maps.dio_stats, skel->maps.jbd2_handles,
+	};
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !err; i++)
+		err = bpf_map__set_max_entries(sizes[i].map, sizes[i].entries);
+	for (i = 0; i < sizeof(lazy) / sizeof(lazy[0]) && !err; i++)
+		err = bpf_map__set_map_flags(lazy[i], bpf_map__map_flags(lazy[i]) | BPF_F_NO_PREALLOC);
+	if (!err)
+		err = bpf_map__set_value_size(skel->maps.stacks, o->stack_depth * sizeof(__u64));
+	if (!err)
+		err = stacks_configure(skel, o->user_stacks);
+	if (err) {
+		rec_error("cannot size the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	skel->rodata->bits = s->bits;
+	skel->rodata->self_pid = getpid();
+	skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
+	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
+	skel->rodata->holder_period_ns = (__u64)o->holder_period_ms * 1000000;
+	skel->rodata->text_start = s->text_start;
+	skel->rodata->text_end = s->text_end;
+	skel->rodata->user_stacks = o->user_stacks;
+	for (i = 0; i < REC_NR_SYSCALLS; i++)
+		if (s->syscall_nrs[i] < REC_SYSCALL_TABLE)
+			((__u8 *)skel->rodata->syscall_slot)[s->syscall_nrs[i]] = i + 1;
+	skel->rodata->count_buffered_in_fs = !rec_group_on(&s->probe, GROUP_SYSCALLS);
+	rec_filter_rodata(skel, &s->filter);
+	rec_holder_configure(skel, &s->probe);
+	return 0;
+}
+
+int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f)
+{
+	const __u32 nrs[REC_NR_SYSCALLS] = {
+		SYS_write, SYS_pwrite64, SYS_pwritev, SYS_pwritev2, SYS_io_submit, SYS_io_uring_enter,
+		SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_read, SYS_recvfrom, SYS_recvmsg,
+		SYS_sendto, SYS_sendmsg,
+	};
+	struct rec_bits defaults = {
+		.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8, .lcb_percpu = 16,
+		.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
+		.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
+		.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
+		.o_direct = O_DIRECT, .queue_flag_stats = 0xff, .rqf_stats = 0,
+	};
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = o;
+	if (o->interval_ms && !(s->series = series_open(o->series_out)))
+		return -EIO;
+	s->filter = *f;
+	s->bits = defaults;
+	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
+	s->hz = kernel_hz();
+	kernel_text(&s->text_start, &s->text_end);
+	s->paths = paths_new(o->mount_search_max);
+	if (!s->paths)
+		return -ENOMEM;
+	paths_add_pids(s->paths, f->pids, f->nr_pids);
+	tpfmt_ensure_tracefs();
+	tpfmt_decode_bits(&s->bits, s->decoding);
+	err = rec_probe_prepare(&s->probe, o, configure, s);
+	if (err)
+		return err;
+	rec_holder_ticks_attach(&s->probe, o->holder_period_ms); /* a failure is reported in the JSON */
+	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
+	if (err)
+		return err;
+	s->stacks_ready = true;
+	ovh_init(&s->ovh, s->probe.skel, o->max_overhead_pct);
+	s->ovh_ready = true;
+	rec_tick(s);
+	return 0;
+}
+
+void rec_start(struct rec_session *s)
+{
+	s->start_wall = now_ns(CLOCK_REALTIME);
+	s->start_mono = now_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns */
+	s->probe.skel->bss->start_ns = s->start_mono;
+	ovh_start(&s->ovh, s->start_mono);
+	if (s->series)
+		series_start(s->series, s->start_mono);
+	__atomic_store_n(&s->probe.skel->bss->enabled, 1, __ATOMIC_SEQ_CST);
+	s->started = true;
+}
+
+static bool seen_pid(struct rec_session *s, int pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_seen; i++)
+		if (s->seen_pids[i] == pid)
+			return true;
+	if (s->nr_seen == s->cap_seen) {
+		size_t cap = s->cap_seen ? s->cap_seen * 2 : 64;
+		int *n = realloc(s->seen_pids, cap * sizeof(*n));
+
+		if (!n)
+			return true;
+		s->seen_pids = n;
+		s->cap_seen = cap;
+	}
+	s->seen_pids[s->nr_seen++] = pid;
+	return false;
+}
+
+void rec_tick(struct rec_session *s)
+{
+	struct record_bpf *skel = s->probe.skel;
+	struct rec_inode *inodes = NULL;
+	size_t n = 0, i;
+	__u32 key, next, *prev = NULL;
+	struct task_val tv;
+	int fd = bpf_map__fd(skel->maps.tasks);
+	int k;
+
+	for (k = 0; k < s->filter.nr_pids; k++)
+		if (!seen_pid(s, s->filter.pids[k]))
+			stacks_add_pid(&s->stacks, s->filter.pids[k]);
+	/* new processes: their maps now, before they can exit */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &tv) == 0 && !seen_pid(s, tv.pid))
+			stacks_add_pid(&s->stacks, tv.pid);
+		key = next;
+		prev = &key;
+	}
+	/* a bounded number of fd-table reads per tick keeps ticks short */
+	if (rec_read_inodes(skel, &inodes, &n) == 0)
+		for (i = 0, k = 0; i < n && k < PATH_TRIES_PER_TICK; i++)
+			k += paths_try_fds(s->paths, inodes[i].v.dev, inodes[i].v.ino, inodes[i].v.pid);
+	free(inodes);
+}
+
+/* Closes the window (once: an early detach closes it before the stop). */
+static void close_window(struct rec_session *s)
+{
+	if (!s->started || s->end_mono)
+		return;
+	__atomic_store_n(&s->probe.skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
+	s->end_mono = now_ns(CLOCK_MONOTONIC);
+	s->end_wall = now_ns(CLOCK_REALTIME);
+	ovh_stop(&s->ovh, s->end_mono);
+}
+
+void rec_stop(struct rec_session *s)
+{
+	close_window(s);
+	rec_tick(s);
+	if (s->stacks_ready)
+		stacks_unwind_finish(&s->stacks);
+}
+
+bool rec_overhead_tick(struct rec_session *s)
+{
+	if (!s->started || s->end_mono)
+		return false;
+	if (!ovh_tick(&s->ovh, s->probe.skel, &s->probe, now_ns(CLOCK_MONOTONIC)))
+		return false;
+	close_window(s);
+	return true;
+}
+
+static bool thread_alive(__u32 pid, __u32 tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return access(path, F_OK) == 0;
+}
+
+/* Time since each thread's last switch, up to the window's end, for
+ * threads still alive (an exited thread's last switch-out was its exit). */
+static void close_thread_times(struct rec_data *d, __u64 start, __u64 end)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_tasks; i++) {
+		struct task_val *t = &d->tasks[i].v;
+		__u64 from;
+
+		if (!thread_alive(t->pid, d->tasks[i].tid))
+			continue;
+		if (!t->out_ts && t->in_ts) {
+			from = t->in_ts > start ? t->in_ts : start;
+			if (end > from)
+				t->oncpu_ns += end - from;
+		} else if (t->out_ts) {
+			from = t->out_ts > start ? t->out_ts : start;
+			if (end <= from)
+				continue;
+			if (t->flags & TF_PREEMPTED) {
+				t->runq_ns += end - from;
+			} else if (t->wake_ts > from && t->wake_ts <= end) {
+				t->offcpu_ns += t->wake_ts - from;
+				t->runq_ns += end - t->wake_ts;
+			} else {
+				t->offcpu_ns += end - from;
+			}
+		}
+	}
+}
+
+int rec_read(struct rec_session *s)
+{
+	int err = rec_read_maps(s->probe.skel, &s->data);
+
+	if (err) {
+		rec_error("cannot read the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	s->data_ready = true;
+	if (s->started && rec_group_on(&s->probe, GROUP_SCHED))
+		close_thread_times(&s->data, s->start_mono, s->end_mono);
+	if (s->series && s->started) {
+		struct rec_data last;
+
+		/* the last interval ends with the window: the sums come out whole */
+		if (rec_data_copy(&s->data, &last) == 0)
+			series_emit(s, &last, s->end_mono, false);
+		else
+			rec_data_free(&last);
+	}
+	return 0;
+}
+
+void rec_series_tick(struct rec_session *s)
+{
+	struct rec_data cur;
+	__u64 now;
+
+	if (!s->series || !s->started || s->end_mono)
+		return;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (rec_read_maps(s->probe.skel, &cur)) {
+		rec_data_free(&cur);
+		return;
+	}
+	/* thread periods still open are not closed here: they count in the
+	 * interval where they end, so the intervals add up to the document */
+	series_emit(s, &cur, now, true);
+}
+
+void rec_finish(struct rec_session *s)
+{
+	if (s->data_ready)
+		rec_data_free(&s->data);
+	if (s->stacks_ready)
+		stacks_free(&s->stacks);
+	rec_holder_ticks_detach();
+	rec_probe_destroy(&s->probe);
+	if (s->ovh_ready)
+		ovh_free(&s->ovh);
+	series_free(s->series);
+	btfname_free(s->series_names);
+	paths_free(s->paths);
+	free(s->seen_pids);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One recording, with the lifecycle of perf's lock-contention skeleton:
+ * prepare (load, attach) -> start (open the window) -> stop -> read -> finish. */
+#ifndef LOCKSCOPE_RECORD_SESSION_H
+#define LOCKSCOPE_RECORD_SESSION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "record.h"
+#include "filter.h"
+#include "opts.h"
+#include "overhead.h"
+#include "probe.h"
+#include "read.h"
+#include "stacks.h"
+#include "tpfmt.h"
+
+struct rec_paths;
+struct rec_series;
+struct btfname;
+
+struct rec_session {
+	const struct rec_opts *opts;
+	struct rec_filter filter;
+	struct rec_probe probe;
+	struct rec_bits bits;
+	struct tpfmt_source decoding[TPFMT_NR_SOURCES];
+	__u32 syscall_nrs[REC_NR_SYSCALLS];
+	struct rec_paths *paths;
+	struct rec_stacks stacks;
+	bool stacks_ready;
+	struct rec_data data;
+	bool data_ready;
+	__u64 start_mono, end_mono, start_wall, end_wall;
+	bool started;
+	unsigned int hz;            /* kernel CONFIG_HZ, 0 if unknown */
+	__u64 text_start, text_end; /* kernel text, for stack fingerprints */
+	int *seen_pids;             /* processes whose maps were read */
+	size_t nr_seen, cap_seen;
+	struct rec_overhead ovh;
+	bool ovh_ready;
+	struct rec_series *series;  /* --interval-ms, else NULL */
+	bool in_series;             /* writing a series object: unchanged entries left out */
+	struct btfname *series_names; /* lock names, kept between series objects */
+};
+
+extern const char *const rec_syscall_names[REC_NR_SYSCALLS];
+
+int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f);
+void rec_start(struct rec_session *s);
+/* While recording: read /proc for new inodes and processes. */
+void rec_tick(struct rec_session *s);
+/* Once a second while recording: the --max-overhead check. True when
+ * everything was detached and the window closed early. */
+bool rec_overhead_tick(struct rec_session *s);
+/* Every --interval-ms while recording: one series interval. */
+void rec_series_tick(struct rec_session *s);
+void rec_stop(struct rec_session *s);
+int rec_read(struct rec_session *s);
+void rec_finish(struct rec_session *s);
+
+/* The JSON document (json.c). 0 or a negative errno. */
+int rec_write_json(struct rec_session *s, FILE *f);
+/* One series object (one line, no newline) for the interval [start, end]
+ * from delta (json.c). */
+int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+		       bool reread, FILE *f);
+
+#endif

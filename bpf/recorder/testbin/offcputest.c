@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Test driver for offcpu.c (tests/test_offcpu_spread.py): reads
+ *   max N
+ *   R tid reason lock syscall kstack ustack count ns   (a map record)
+ *   T tid reason lock syscall kstack ustack count ns   (a thread's pending sum)
+ * from stdin, runs rec_offcpu_add_pending and rec_offcpu_spread, prints
+ *   tid reason lock syscall kstack ustack count ns sampled_count sampled_ns
+ * per record and a last line "drops N". Stack ids are numbers, -1 none. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "read.h"
+#include "offcpu.h"
+
+static int read_key(const char *line, struct offcpu_key *k, struct offcpu_val *v)
+{
+	unsigned long long lock, count, ns;
+	unsigned int tid, reason;
+	int sys, ks, us;
+
+	if (sscanf(line + 1, "%u %u %llu %d %d %d %llu %llu", &tid, &reason, &lock, &sys, &ks, &us,
+		   &count, &ns) != 8)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	k->tid = tid;
+	k->pid = tid;
+	k->reason = reason;
+	k->lock_addr = lock;
+	k->syscall = sys < 0 ? REC_NO_SYSCALL : (__u32)sys;
+	k->kstack = ks < 0 ? REC_NO_STACK : (__u32)ks;
+	k->ustack = us < 0 ? REC_NO_STACK : (__u32)us;
+	v->count = count;
+	v->total_ns = ns;
+	return 0;
+}
+
+int main(void)
+{
+	struct rec_data d;
+	char line[256];
+	size_t max = 1 << 20, cap_o = 0, cap_t = 0, i;
+
+	memset(&d, 0, sizeof(d));
+	while (fgets(line, sizeof(line), stdin)) {
+		struct offcpu_key k;
+		struct offcpu_val v;
+
+		if (!strncmp(line, "max ", 4)) {
+			max = strtoul(line + 4, NULL, 10);
+			continue;
+		}
+		if ((line[0] != 'R' && line[0] != 'T') || read_key(line, &k, &v)) {
+			fprintf(stderr, "offcputest: bad line: %s", line);
+			return 2;
+		}
+		if (line[0] == 'R') {
+			if (d.nr_offcpu == cap_o &&
+			    !(d.offcpu = realloc(d.offcpu, (cap_o = cap_o * 2 + 8) * sizeof(*d.offcpu))))
+				return 1;
+			memset(&d.offcpu[d.nr_offcpu], 0, sizeof(*d.offcpu));
+			d.offcpu[d.nr_offcpu].k = k;
+			d.offcpu[d.nr_offcpu++].v = v;
+		} else {
+			if (d.nr_tasks == cap_t &&
+			    !(d.tasks = realloc(d.tasks, (cap_t = cap_t * 2 + 8) * sizeof(*d.tasks))))
+				return 1;
+			memset(&d.tasks[d.nr_tasks], 0, sizeof(*d.tasks));
+			d.tasks[d.nr_tasks].tid = k.tid;
+			d.tasks[d.nr_tasks].v.out = k;
+			d.tasks[d.nr_tasks].v.pending_count = v.count;
+			d.tasks[d.nr_tasks++].v.pending_ns = v.total_ns;
+		}
+	}
+	if (rec_offcpu_add_pending(&d, max))
+		return 1;
+	rec_offcpu_spread(&d);
+	for (i = 0; i < d.nr_offcpu; i++) {
+		const struct rec_offcpu *o = &d.offcpu[i];
+
+		printf("%u %u %llu %d %d %d %llu %llu %llu %llu\n", o->k.tid, o->k.reason,
+		       (unsigned long long)o->k.lock_addr, (int)o->k.syscall, (int)o->k.kstack,
+		       (int)o->k.ustack, (unsigned long long)o->v.count,
+		       (unsigned long long)o->v.total_ns, (unsigned long long)o->sampled.count,
+		       (unsigned long long)o->sampled.total_ns);
+	}
+	printf("drops %llu\n", (unsigned long long)d.drops[DROP_OFFCPU_FULL]);
+	free(d.offcpu);
+	free(d.tasks);
+	return 0;
+}
