@@ -178,3 +178,34 @@ def test_a_document_not_written_by_it_is_never_overwritten(tmp_path):
     assert len(res.stderr.strip().splitlines()) == 1
     assert doc.read_text() == "my notes\n"
     assert not (tmp_path / "out").exists()
+
+
+# ---- figures from a recorded sweep ----------------------------------------------------
+
+def test_figures_from_a_recorded_sweep():
+    """A recorded experiment-3 write sweep (ext2, ext3, ext4; trimmed to what is read)."""
+    import json
+    from pathlib import Path
+
+    from lockscope.experiments import figures
+
+    doc = json.loads((Path(__file__).parent / "data" / "experiments"
+                      / "exp3-write-results.json").read_text())
+    pts = figures.points(doc, "write")
+    assert set(pts) == {("write", fs, 1) for fs in ("ext2", "ext3", "ext4")}
+    assert pts[("write", "ext3", 1)] == doc["analysis"]["ext3"]["points"][0]["mib_s"]
+    verdicts = figures.verdicts(doc, "write")
+    assert verdicts[("write", "ext4")]["kind"] == doc["analysis"]["ext4"]["verdict"]["kind"]
+    facts = figures.facts(doc, "write")
+    # ext2 has no journal; ext3's commits are counted on its own device only, not on the
+    # other images' journals that committed meanwhile
+    assert facts[("write", "ext2")]["journal"]["commits"] == 0
+    ext3 = facts[("write", "ext3")]["journal"]
+    run = next(r for r in doc["runs"] if r["fs"] == "ext3")
+    dev = run["files"][0]["dev"]
+    own = [c for c in run["trace"]["jbd2"]["commits"] if c["dev"] == dev]
+    assert len(own) < len(run["trace"]["jbd2"]["commits"])
+    assert ext3["commits"] == sum(c["count"] for c in own)
+    logged = sum(c["blocks_logged"] for c in own) * doc["host"]["filesystems"]["ext3"]["block_size"]
+    data = run["workload"]["jobs"][0]["write"]["io_bytes"]
+    assert ext3["share"] == pytest.approx(logged / (logged + data))
