@@ -7,6 +7,8 @@ import datetime
 import json
 import os
 import platform
+import signal
+import sys
 from pathlib import Path
 
 from ..errors import LockscopeError, UsageError
@@ -54,8 +56,7 @@ def _numbers(text: str) -> list[int]:
 
 def run(args) -> int:
     from ..experiments.catalog import EXPERIMENTS, SCALES
-    from ..experiments.model import Measured
-    from ..experiments.render import MARKER, experiment_view, render
+    from ..experiments.render import MARKER, render
     from ..experiments.runner import run_experiment
 
     doc = Path(args.doc)
@@ -75,29 +76,17 @@ def run(args) -> int:
     chosen = args.only or sorted(EXPERIMENTS)
     data: dict = {"marker": MARKER, "scale": scale.name, "experiments": dict(kept)}
     failed = []
-    for number in chosen:
-        exp = EXPERIMENTS[number]
-        result = run_experiment(exp, scale, out)
+    # SIGTERM stops the sweep under way as Ctrl-C does (it cleans up first)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        results = {n: run_experiment(EXPERIMENTS[n], scale, out) for n in chosen}
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for number, result in results.items():
         failed += [f"experiment {number} {e}" for e in result.errors]
-        data["experiments"][str(number)] = {
-            "figures": [[*k, v] for k, v in result.measured.mib_s.items()],
-            "verdicts": [[*k, v] for k, v in result.measured.verdicts.items()],
-            "facts": [[*k, v] for k, v in result.measured.facts.items()],
-            "commands": result.commands, "errors": result.errors,
-            "scaled": exp.scaled(scale), "host": _host(result.host),
-        }
-    views = []
-    for number, exp in sorted(EXPERIMENTS.items()):
-        saved = data["experiments"].get(str(number))
-        if saved is None:
-            views.append(experiment_view(exp, Measured({}, {}), [], exp.scaled(scale),
-                                         "not run yet"))
-            continue
-        measured = Measured({(c, f, int(n)): v for c, f, n, v in saved["figures"]},
-                            {(c, f): v for c, f, v in saved["verdicts"]},
-                            {(c, f): v for c, f, v in saved["facts"]})
-        views.append(experiment_view(exp, measured, saved["commands"], saved["scaled"],
-                                     "; ".join(saved["errors"]) or None))
+        data["experiments"][str(number)] = _saved(result, EXPERIMENTS[number].scaled(scale))
+    views = [_view(exp, data["experiments"].get(str(n)), exp.scaled(scale))
+             for n, exp in sorted(EXPERIMENTS.items())]
     host = next((s["host"] for s in data["experiments"].values() if s.get("host")), None)
     text = render(views, host, scale.name, scale.repeat)
     (out / "experiments.md").write_text(text)
@@ -106,8 +95,35 @@ def run(args) -> int:
     data_path.write_text(json.dumps(data, indent=1) + "\n")
     print(f"written: {doc} (sweeps in {out})")
     for line in failed:
-        print(f"lockscope experiments: {line}", file=__import__("sys").stderr)
+        print(f"lockscope experiments: {line}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _saved(result, scaled: str) -> dict:
+    """An experiment's figures as kept in the data file beside the document."""
+    m = result.measured
+    return {"figures": [[*k, v] for k, v in m.mib_s.items()],
+            "verdicts": [[*k, v] for k, v in m.verdicts.items()],
+            "facts": [[*k, v] for k, v in m.facts.items()],
+            "commands": result.commands, "errors": result.errors, "scaled": scaled,
+            "host": _host(result.host)}
+
+
+def _view(exp, saved: dict | None, scaled: str) -> dict:
+    from ..experiments.model import Measured
+    from ..experiments.render import experiment_view
+
+    if saved is None:
+        return experiment_view(exp, Measured({}, {}), [], scaled, "not run yet")
+    measured = Measured({(c, f, int(n)): v for c, f, n, v in saved["figures"]},
+                        {(c, f): v for c, f, v in saved["verdicts"]},
+                        {(c, f): v for c, f, v in saved["facts"]})
+    return experiment_view(exp, measured, saved["commands"], saved["scaled"],
+                           "; ".join(saved["errors"]) or None)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _ours(path: Path, marker: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -33,11 +34,8 @@ def run_experiment(exp: Experiment, scale: Scale, out: Path, say=print) -> Exper
         sdir = out / name
         log = out / f"{name}.log"
         with open(log, "w") as fh:
-            rc = subprocess.run([sys.executable, "-m", "lockscope", "sweep", *args,
-                                 "--out", str(sdir)], stdout=fh, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL).returncode
-        if rc == 130:
-            raise KeyboardInterrupt
+            rc = _sweep([sys.executable, "-m", "lockscope", "sweep", *args,
+                         "--out", str(sdir)], fh)
         doc = _load(sdir / "results.json")
         if rc != 0 or doc is None:
             run.errors.append(f"{sweep.case}: lockscope sweep exited {rc}: {_last_line(log)}")
@@ -45,6 +43,22 @@ def run_experiment(exp: Experiment, scale: Scale, out: Path, say=print) -> Exper
             merge(run.measured, doc, sweep.case)
             run.host = run.host or doc.get("host")
     return run
+
+
+def _sweep(argv: list[str], log) -> int:
+    """Run one sweep to its end. Interrupted, it is told so (it may not have seen the
+    signal) and waited for: it unmounts and detaches what it made before it exits."""
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        proc.wait()
+        raise
+    if rc == 130:
+        raise KeyboardInterrupt
+    return rc
 
 
 def merge(into: Measured, doc: dict, case: str) -> None:
