@@ -40,6 +40,10 @@ def facts(doc: dict, case: str) -> dict[tuple[str, str], dict]:
     return out
 
 
+# the ext family journals (if at all: ext2 does not) through jbd2; XFS logs on its own
+JBD2_FS = ("ext2", "ext3", "ext4")
+
+
 def _per_fs(doc: dict):
     for fs, a in (doc.get("analysis") or {}).items():
         if fs != "comparison" and isinstance(a, dict) and a.get("points") is not None:
@@ -58,13 +62,18 @@ def _dio_states(classes: list[dict]) -> dict[str, float]:
 def _journal(doc: dict, fs: str) -> dict | None:
     """jbd2's blocks logged for this filesystem's device over the data written there, in
     the runs of ``fs``: the journal's share of the bytes the filesystem wrote."""
-    block = ((doc.get("host") or {}).get("filesystems") or {}).get(fs, {}).get("block_size")
+    facts = ((doc.get("host") or {}).get("filesystems") or {}).get(fs, {})
+    if facts.get("fstype", fs) not in JBD2_FS:
+        return None
+    block = facts.get("block_size")
     logged = data = commits = 0
+    seen = False
     journal_time = []
     for run in doc.get("runs") or []:
         if run.get("fs") != fs or not run.get("trace"):
             continue
         devs = {f.get("dev") for f in run.get("files") or []}
+        seen = seen or bool(devs)  # a command's runs may not say which files it wrote
         for c in (run["trace"].get("jbd2") or {}).get("commits") or []:
             if c.get("dev") in devs:
                 logged += int(c.get("blocks_logged", 0))
@@ -74,7 +83,7 @@ def _journal(doc: dict, fs: str) -> dict | None:
     for a in [(doc.get("analysis") or {}).get(fs) or {}]:
         for p in a.get("points") or []:
             journal_time.append((p.get("time_share") or {}).get("journal", 0.0))
-    if not block or not data:
+    if not block or not data or not seen:
         return None
     jbytes = logged * block
     return {"commits": commits, "logged_bytes": jbytes, "data_bytes": data,

@@ -60,8 +60,9 @@ def fact_words(f: dict) -> str:
         words.append("DIO writes found " + ", ".join(
             f"{share:.0%} {state}" for state, share in dio.items() if share >= 0.005))
     if "inode_lock_share" in f:
+        n = f["inode_lock_threads"]
         words.append(f"inode-lock wait {f['inode_lock_share']:.0%} of thread time at "
-                     f"{f['inode_lock_threads']} threads")
+                     f"{n} thread{'s' if n != 1 else ''}")
     j = f.get("journal")
     if j:
         words.append(f"journal {j['share']:.2%} of the bytes written "
