@@ -4,13 +4,18 @@ real recorder through the command's process tree. Short points, threads 1 and 2.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import require_tool
 from lockscope.host import cgroup2_root
-from test_sweep import assert_nothing_left, lockscope
+from test_sweep import ENV, assert_nothing_left, lockscope
 
 FIO = ("fio --name=w --filename={dir}/f.dat --size=32m --rw=randwrite --bs=4k --direct=1 "
        "--numjobs={threads} --runtime={runtime} --time_based --output-format=json")
@@ -32,9 +37,15 @@ def command_sweep(tmp_path: Path, name: str, *args: str, fs: str = "ext4,xfs"):
     return res, doc
 
 
-def own_cgroups_left() -> list[str]:
+def own_cgroups_left(pid: int | None = None) -> list[str]:
+    """Point cgroups left by the sweep ``pid``, or by any sweep that has ended (other
+    sweeps may be running on the host)."""
     root = cgroup2_root()
-    return sorted(p.name for p in root.glob("lockscope-cmd-*")) if root else []
+    names = sorted(p.name for p in root.glob("lockscope-cmd-*")) if root else []
+    owners = {name: int(name.split("-")[2]) for name in names}
+    if pid is not None:
+        return [n for n in names if owners[n] == pid]
+    return [n for n in names if not Path(f"/proc/{owners[n]}").exists()]
 
 
 def traced_processes(run: dict, comm: str) -> set[int]:
@@ -136,3 +147,122 @@ def test_unknown_field_refused_before_anything_is_made(tmp_path):
     assert res.stderr.strip() == ("lockscope sweep: --command: unknown field '{jobs}' "
                                   "(known: {threads}, {runtime}, {dir})")
     assert not images.exists() and not (tmp_path / "out").exists()
+
+
+def start_sweep(out: Path, command: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", "--command", command,
+                             "--fs", "ext4", "--threads", "1", "--image-size", "1g",
+                             "--out", str(out), "--no-report"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def pids_running(argv: list[str]) -> list[int]:
+    """Live processes whose command line is exactly ``argv``."""
+    want = "\0".join(argv) + "\0"
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_text() == want:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    out.append(int(entry.name))
+        except OSError:
+            continue
+    return out
+
+
+def wait_for(argv: list[str], proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not pids_running(argv):
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        assert time.monotonic() < deadline, f"{argv} never started"
+        time.sleep(0.2)
+
+
+# A list (run under sh) with a child in the background: the whole tree must go.
+TREE = "sleep 4321 & sleep 4322; wait"
+TREE_ARGVS = (["sleep", "4321"], ["sleep", "4322"])
+
+
+@pytest.mark.kernel
+def test_ctrl_c_ends_the_command_tree(tmp_path):
+    out = tmp_path / "interrupted"
+    proc = start_sweep(out, TREE)
+    wait_for(TREE_ARGVS[1], proc)
+    assert pids_running(TREE_ARGVS[0])
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    for argv in TREE_ARGVS:
+        assert not pids_running(argv), argv
+    assert not own_cgroups_left(proc.pid)
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["partial"] is True and doc["runs"] == []
+    assert_nothing_left(doc)
+
+
+@pytest.mark.kernel
+def test_a_killed_sweeps_command_is_ended_by_the_next(tmp_path):
+    from lockscope import loopfs
+    from lockscope.workload import scope
+
+    proc = start_sweep(tmp_path / "killed", TREE)
+    try:
+        wait_for(TREE_ARGVS[1], proc)
+    finally:
+        proc.kill()  # as a crash would: nothing of the sweep's own cleanup runs
+        proc.communicate(timeout=60)
+    assert pids_running(TREE_ARGVS[1])  # still running, in the dead sweep's cgroup
+    left = own_cgroups_left(proc.pid)
+    assert left
+    cleaned = scope.cleanup_stale()
+    loopfs.cleanup_stale()
+    assert set(left) <= {Path(c).name for c in cleaned}
+    for argv in TREE_ARGVS:
+        assert not pids_running(argv), argv
+    assert not own_cgroups_left(proc.pid)
+
+
+@pytest.mark.kernel
+def test_trace_comm_traces_only_threads_of_that_name(tmp_path):
+    # dd under a name no other process on the host has (a task's comm is the name it
+    # was executed by)
+    name = f"lsdd{os.getpid()}"[:15]
+    (tmp_path / name).symlink_to(require_tool("dd"))
+    # a list, so sh stays the parent; only the renamed dd is traced
+    cmd = (f"cat /dev/null; {tmp_path / name} if=/dev/zero of={{dir}}/x bs=4k count=300 "
+           "oflag=direct status=none; cat /dev/null")
+    res, doc = command_sweep(tmp_path, "comm", "--command", cmd, "--trace-comm", name,
+                             fs="ext4")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert doc["workload"]["command"]["trace_comm"] == name
+    for run in doc["runs"]:
+        comms = {t["comm"] for t in run["trace"]["threads"]}
+        assert comms == {name}, comms
+        writes = sum(s["count"] for s in run["trace"]["syscalls"] if s["name"] == "write")
+        assert writes == 300
+
+
+@pytest.mark.kernel
+def test_without_cgroup_v2_the_started_pids_are_traced(tmp_path, ext4_fs, monkeypatch):
+    """Hosts without a writable cgroup v2 mount: the recorder follows the pids the point
+    started (a simple command is exec'd, so the tool is one of them)."""
+    from lockscope.workload import scope
+    from lockscope.workload.runner import CommandSpec, run_command_point
+    from lockscope.workload.template import Split
+
+    require_tool("dd")
+    monkeypatch.setattr(scope, "cgroup2_root", lambda: None)
+    spec = CommandSpec("dd if=/dev/zero of={dir}/p bs=4k oflag=direct conv=notrunc "
+                       "seek={part_offset} count={part_blocks} status=none",
+                       per_thread=True, split=Split(2 << 20, 4 << 10))
+    workdir = ext4_fs.path / "w"
+    workdir.mkdir()
+    res = run_command_point(spec, 2, 1, workdir, tmp_path / "scratch")
+    res.wait_detached()
+    assert res.trace, res.trace_error
+    pids = res.workload["command"]["pids"]
+    assert {t["pid"] for t in res.trace["threads"] if t.get("oncpu_ns")} == set(pids)
+    writes = sum(s["count"] for s in res.trace["syscalls"] if s["name"] == "write")
+    assert writes == (2 << 20) // (4 << 10)
+    assert not own_cgroups_left(os.getpid())

@@ -114,3 +114,12 @@ def test_bad_output_names_the_tool_and_the_line(tool, text, line_no):
 def test_every_parser_reads_its_own_stream():
     assert {name: stream for name, (_, stream) in PARSERS.items()} == {
         "fio": "stdout", "sysbench": "stdout", "pgbench": "stdout", "dd": "stderr"}
+
+
+def test_sysbench_oltp_transactions_per_second():
+    text = sample("sysbench-oltp-write-only.txt")
+    tp = parse_sysbench(text)
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("transactions:"))
+    assert tp.ops_s == pytest.approx(float(line.split("(")[1].split()[0]))
+    assert tp.bytes_s == 0
+    assert tp.latency_ns["p95"] == pytest.approx(number_after(text, "95th percentile:") * 1e6)

@@ -81,6 +81,8 @@ def lockscope(*args: str) -> subprocess.CompletedProcess:
     (["--command", "true", "--per-thread", "--span", "4k"], "smaller than --block-size"),
     (["--command", "true", "--span", "lots"], "--span: 'lots' is not a size"),
     (["--command", "true", "--trace-comm", "a-name-longer-than-15"], "--trace-comm"),
+    (["--command", "no-such-tool-here --x={threads}"], "no-such-tool-here: command not found"),
+    (["--command", "true", "--prepare", "no-such-tool-here"], "--prepare: no-such-tool-here"),
 ])
 def test_cli_refuses_before_anything_starts(tmp_path, args, word):
     out = tmp_path / "out"

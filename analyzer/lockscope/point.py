@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Callable
 from .binaries import find_binary
 from .errors import LockscopeError
 from .host import dev_name
+from .recording import RecorderWindow, read_ready, stop
 
 READY_TIMEOUT_S = 600  # laying out a written file can take a while on a slow device
 
@@ -44,7 +44,7 @@ class PointResult:
             try:
                 self.detaching.wait(60)
             except subprocess.TimeoutExpired:
-                _stop(self.detaching)
+                stop(self.detaching)
             self.detaching = None
 
 
@@ -62,64 +62,7 @@ def engine_argv(job: dict, threads: int, runtime_s: float, workdir: Path, name: 
     return [find_binary("lockscope-load")] + [f"--{k}={v}" for k, v in opts.items()]
 
 
-def _last_line(stream) -> str:
-    """Last non-empty line of a finished process's stderr (a pipe or a log file)."""
-    if stream is None:
-        return ""
-    if stream.seekable():
-        stream.seek(0)
-    lines = stream.read().strip().splitlines()
-    return lines[-1] if lines else ""
-
-
-def _read_line(proc: subprocess.Popen, timeout: float) -> str:
-    """The next stdout line, stripped; "" at EOF or after the timeout."""
-    result: list[str] = []
-
-    def reader():
-        result.append(proc.stdout.readline())
-
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
-    t.join(timeout)
-    return result[0].strip() if result else ""
-
-
-def _read_until(proc: subprocess.Popen, word: str, timeout: float) -> bool:
-    """Whether the process says `word` on a line of its own within the timeout."""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        line = _read_line(proc, left)
-        if line == word:
-            return True
-        if not line and proc.poll() is not None:
-            return False
-    return False
-
-
-def _read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
-    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
-    if _read_line(proc, timeout) == "ready":
-        return
-    if proc.poll() is None:
-        raise LockscopeError(f"{what} did not become ready within {timeout:.0f} s")
-    err = _last_line(stderr if stderr is not None else proc.stderr)
-    raise LockscopeError(f"{what} exited {proc.returncode} before it was ready"
-                         + (f": {err}" if err else ""))
-
-
-def _stop(proc: subprocess.Popen | None, grace: float = 10.0) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def _file_facts(workdir: Path) -> list[dict]:
+def file_facts(workdir: Path) -> list[dict]:
     """Mode bits and security xattrs of the data files: they decide IS_NOSEC."""
     facts = []
     for p in sorted(workdir.iterdir()):
@@ -150,10 +93,9 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
     # when points are compared.
     scratch.mkdir(parents=True, exist_ok=True)
     out = scratch / "workload.json"
-    trace_out = scratch / "trace.json"
     argv = engine_argv(job, threads, runtime_s, workdir, name, out)
-    engine = recorder = record_log = None
-    trace_doc, trace_error = None, None
+    engine = None
+    recorder: RecorderWindow | None = None
     phases: dict[str, float] = {}
     mark = time.monotonic()
 
@@ -170,35 +112,16 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         if trace:
             # The recorder loads and attaches while the engine lays its files out: it
             # counts nothing before the start line, so only the wait shrinks.
-            try:
-                # stderr to a file: nobody drains a pipe while the point runs
-                record_log = open(scratch / "record.log", "w+")
-                recorder = subprocess.Popen(
-                    [find_binary("lockscope-record"), "--pid", str(engine.pid),
-                     "--start-on-stdin", "--out", str(trace_out)] + list(recorder_args or []),
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=record_log,
-                    text=True, bufsize=1)
-            except OSError as exc:
-                trace_error = f"lockscope-record did not start: {exc}"
-        _read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
+            recorder = RecorderWindow(["--pid", str(engine.pid)], scratch, recorder_args)
+        read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
         phase("layout")
         if recorder:
-            try:
-                _read_ready(recorder, "lockscope-record", 60, record_log)
-            except LockscopeError as exc:
-                trace_error = str(exc)
-                _stop(recorder)
-                recorder = None
+            recorder.wait_ready()
         phase("attach")
         if before_timed:
             before_timed()
         if recorder:
-            recorder.stdin.write("start\n")
-            recorder.stdin.flush()
-            # The window opens when the recorder says so; the engine's first
-            # writes must fall inside it.
-            if not _read_until(recorder, "started", 30):
-                trace_error = "lockscope-record did not open its window"
+            recorder.open()
         engine.stdin.write("go\n")
         engine.stdin.flush()
         engine_errors: list[str] = []
@@ -208,43 +131,29 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         engine.wait()
         status_thread.join(2)
         phase("timed")
-        detaching = None
-        if recorder:
-            recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
-            done = _read_until(recorder, "done", 60)
-            if not done:
-                try:
-                    recorder.wait(60)
-                except subprocess.TimeoutExpired:
-                    _stop(recorder)
-            if (done or recorder.returncode == 0) and trace_out.is_file():
-                trace_doc = json.loads(trace_out.read_text())
-                # detaching takes a moment per probe: the caller waits for it later
-                detaching = recorder if done else None
-            else:
-                trace_error = (f"lockscope-record exited {recorder.returncode}: "
-                               f"{_last_line(record_log)}")
+        detaching = recorder.close() if recorder else None
         if engine.returncode != 0:
             raise LockscopeError(f"lockscope-load exited {engine.returncode}: "
                                  f"{engine_errors[-1] if engine_errors else ' '.join(argv[1:])}")
         workload = json.loads(out.read_text())
         phase("collect")
-        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), argv, phases,
-                           detaching)
+        return PointResult(workload, recorder.trace if recorder else None,
+                           recorder.error if recorder else None, file_facts(workdir), argv,
+                           phases, detaching)
     except BaseException:
-        _stop(engine)
-        _stop(recorder)
+        stop(engine)
+        if recorder:
+            recorder.abort()
         raise
     finally:
-        if record_log:
-            record_log.close()
-        for proc in (engine, recorder):
-            for stream in (proc.stdin, proc.stdout, proc.stderr) if proc else ():
-                try:
-                    if stream:
-                        stream.close()
-                except (OSError, ValueError):
-                    pass
+        if recorder:
+            recorder.release()
+        for stream in (engine.stdin, engine.stdout, engine.stderr) if engine else ():
+            try:
+                if stream:
+                    stream.close()
+            except (OSError, ValueError):
+                pass
 
 
 def _pump_status(engine: subprocess.Popen, on_status, errors: list[str]) -> None:

@@ -44,6 +44,11 @@ class SweepProgress:
         else:
             print(f"{self._elapsed()} {self.label}: start", file=sys.stderr, flush=True)
 
+    def phase(self, what: str) -> None:
+        """What the point is doing, where no per-second status comes (external commands)."""
+        if self._progress:
+            self._progress.update(self._task, live=what)
+
     def status(self, status: dict) -> None:
         """Called with each per-second status of the workload engine."""
         iops = status.get("iops", 0)

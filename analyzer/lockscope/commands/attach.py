@@ -28,7 +28,7 @@ from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
 from ..outdir import new_out_dir
 from ..host import filesystem_facts, host_facts, mount_of
-from ..point import _read_ready, _stop
+from ..recording import read_ready, stop
 from ..results import SCHEMA, save_results
 from ..target import Target, resolve
 
@@ -183,7 +183,7 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         rec = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=log, text=True, bufsize=1, preexec_fn=_die_with_parent)
         try:
-            _read_ready(rec, "lockscope-record", 60, log)
+            read_ready(rec, "lockscope-record", 60, log)
             rec.stdin.write("start\n")
             rec.stdin.flush()
             if sampler is not None:
@@ -212,7 +212,7 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         except KeyboardInterrupt:
             ended = "interrupted"
         except BaseException:
-            _stop(rec)
+            stop(rec)
             raise
         finally:
             if sampler is not None:
@@ -249,7 +249,7 @@ def _end_recorder(rec: subprocess.Popen) -> None:
         try:
             rec.wait(60)
         except subprocess.TimeoutExpired:
-            _stop(rec)
+            stop(rec)
     for stream in (rec.stdin, rec.stdout):
         try:
             stream.close()

@@ -350,7 +350,7 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
                         res = run_command_point(args.command_spec, n, args.runtime, wd,
                                                 scratch, trace=not args.no_trace,
                                                 recorder_args=recorder_args,
-                                                before_timed=settle)
+                                                before_timed=settle, on_phase=progress.phase)
                     except PointFailed as exc:
                         doc["failed_point"] = failed_point(fs, n, rep, exc)
                         raise PointFailed(f"{label}: {exc}", exc.exit_status,

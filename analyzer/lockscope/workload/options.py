@@ -4,12 +4,14 @@ is made."""
 from __future__ import annotations
 
 import argparse
+import shlex
+import shutil
 
 from ..errors import UsageError
 from ..sizes import parse_size
 from ..target import COMM_MAX
 from .parsers import PARSERS
-from .runner import CommandSpec
+from .runner import CommandSpec, exec_form
 from .template import Split, check_template
 
 DEFAULT_SPAN = "1g"
@@ -57,8 +59,10 @@ def command_spec(args) -> CommandSpec | None:
             raise UsageError(f"{given[0]} needs --command")
         return None
     check_template(args.command_template, "--command", args.per_thread)
+    _check_program(args.command_template, "--command")
     if args.prepare is not None:
         check_template(args.prepare, "--prepare", per_thread=False)
+        _check_program(args.prepare, "--prepare")
     if args.trace_comm is not None and not 0 < len(args.trace_comm) <= COMM_MAX:
         raise UsageError(f"--trace-comm: a command name has 1 to {COMM_MAX} characters: "
                          f"'{args.trace_comm}'")
@@ -70,6 +74,16 @@ def command_spec(args) -> CommandSpec | None:
         raise UsageError("--span is smaller than --block-size")
     return CommandSpec(args.command_template, args.prepare, args.throughput, args.per_thread,
                        args.trace_comm, split)
+
+
+def _check_program(template: str, option: str) -> None:
+    """The program of a simple command must exist here (checked before any image is
+    made); a program named through a field, or a shell list, is left to the shell."""
+    if exec_form(template) == template:
+        return
+    program = shlex.split(template)[0]
+    if "{" not in program and shutil.which(program) is None:
+        raise UsageError(f"{option}: {program}: command not found")
 
 
 def _size(text: str, option: str) -> int:

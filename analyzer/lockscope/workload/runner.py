@@ -8,7 +8,6 @@ opened: the trace covers the command's whole run and nothing before it.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -19,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..binaries import find_binary
 from ..errors import LockscopeError
-from ..point import PointResult, _file_facts, _last_line, _read_ready, _read_until, _stop
+from ..point import PointResult, file_facts
+from ..recording import RecorderWindow, last_line
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
 from .template import Split, render
@@ -72,8 +71,10 @@ class PointFailed(LockscopeError):
 def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir: Path,
                       scratch: Path, trace: bool = True,
                       recorder_args: list[str] | None = None,
-                      before_timed: Callable[[], None] | None = None) -> PointResult:
-    """Run one point with the command's files in ``workdir`` and outputs in ``scratch``."""
+                      before_timed: Callable[[], None] | None = None,
+                      on_phase: Callable[[str], None] = lambda what: None) -> PointResult:
+    """Run one point with the command's files in ``workdir`` and outputs in ``scratch``;
+    ``on_phase`` hears what the point is doing (for a progress line)."""
     scratch.mkdir(parents=True, exist_ok=True)
     phases: dict[str, float] = {}
     mark = time.monotonic()
@@ -85,91 +86,74 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         mark = now
 
     if spec.prepare:
-        _prepare(spec.prepare, render(spec.prepare, threads, runtime_s, workdir), workdir,
-                 scratch)
+        on_phase("preparing")
+        _prepare(render(spec.prepare, threads, runtime_s, workdir), workdir, scratch)
     phase("layout")
     lines = spec.lines(threads, runtime_s, workdir)
     scope = Scope.make()
     procs: list[subprocess.Popen] = []
-    recorder = record_log = None
-    trace_out = scratch / "trace.json"
-    trace_doc, trace_error = None, None
+    recorder: RecorderWindow | None = None
     try:
         for i, line in enumerate(lines):
             procs.append(_spawn_gated(line, workdir, scope.procs, scratch, i))
         if trace:
-            what = (["--comm", spec.trace_comm] if spec.trace_comm
-                    else scope.recorder_filter([p.pid for p in procs]))
-            record_log = open(scratch / "record.log", "w+")
-            recorder = subprocess.Popen(
-                [find_binary("lockscope-record"), *what, "--start-on-stdin",
-                 "--out", str(trace_out), *(recorder_args or [])],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=record_log,
-                text=True, bufsize=1)
-            try:
-                _read_ready(recorder, "lockscope-record", 60, record_log)
-            except LockscopeError as exc:
-                trace_error = str(exc)
-                _stop(recorder)
-                recorder = None
+            on_phase("attaching")
+            recorder = RecorderWindow(["--comm", spec.trace_comm] if spec.trace_comm
+                                      else scope.recorder_filter([p.pid for p in procs]),
+                                      scratch, recorder_args)
+            recorder.wait_ready()
         phase("attach")
         if before_timed:
             before_timed()
         if recorder:
-            recorder.stdin.write("start\n")
-            recorder.stdin.flush()
-            if not _read_until(recorder, "started", 30):
-                trace_error = "lockscope-record did not open its window"
+            recorder.open()
+        on_phase("running")
         walls = _run_gated(procs)
         phase("timed")
-        detaching = None
-        if recorder:
-            recorder.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
-            done = _read_until(recorder, "done", 60)
-            if not done:
-                try:
-                    recorder.wait(60)
-                except subprocess.TimeoutExpired:
-                    _stop(recorder)
-            if (done or recorder.returncode == 0) and trace_out.is_file():
-                trace_doc = json.loads(trace_out.read_text())
-                detaching = recorder if done else None
-            else:
-                trace_error = (f"lockscope-record exited {recorder.returncode}: "
-                               f"{_last_line(record_log)}")
+        detaching = recorder.close() if recorder else None
+        trace_doc = recorder.trace if recorder else None
         _check_exits(procs, scratch)
         workload = _workload(spec, lines, procs, walls, scratch, trace_doc)
         phase("collect")
-        return PointResult(workload, trace_doc, trace_error, _file_facts(workdir), [], phases,
-                           detaching)
+        return PointResult(workload, trace_doc, recorder.error if recorder else None,
+                           file_facts(workdir), [], phases, detaching)
     except BaseException:
         for p in procs:
             _end_group(p)
-        _stop(recorder)
+        if recorder:
+            recorder.abort()
         raise
     finally:
         scope.remove()
-        if record_log:
-            record_log.close()
-        for proc in procs + ([recorder] if recorder else []):
-            for stream in (proc.stdin, proc.stdout):
+        if recorder:
+            recorder.release()
+        for p in procs:
+            if p.stdin:
                 try:
-                    if stream:
-                        stream.close()
+                    p.stdin.close()
                 except (OSError, ValueError):
                     pass
 
 
-def _prepare(template: str, line: str, workdir: Path, scratch: Path) -> None:
+def _prepare(line: str, workdir: Path, scratch: Path) -> None:
     """Run --prepare (untraced) in the point's directory; a failure ends the point."""
     with open(scratch / "prepare.out", "w") as out, open(scratch / "prepare.err", "w+") as err:
-        res = subprocess.run(["/bin/sh", "-c", line], cwd=workdir, stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=err, start_new_session=True)
-        if res.returncode != 0:
-            last = _last_line(err)
-            raise PointFailed(f"--prepare exited {res.returncode}" + (f": {last}" if last
-                                                                       else ""),
-                              res.returncode, last)
+        proc = subprocess.Popen(["/bin/sh", "-c", line], cwd=workdir,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
+        try:
+            while proc.poll() is None:
+                try:
+                    proc.wait(0.5)  # short waits: Ctrl-C is delivered between them
+                except subprocess.TimeoutExpired:
+                    pass
+        except BaseException:
+            _end_group(proc)
+            raise
+        if proc.returncode != 0:
+            last = last_line(err)
+            raise PointFailed(f"--prepare exited {proc.returncode}"
+                              + (f": {last}" if last else ""), proc.returncode, last)
 
 
 def exec_form(line: str) -> str:
@@ -240,7 +224,7 @@ def _check_exits(procs: list[subprocess.Popen], scratch: Path) -> None:
         if p.returncode == 0:
             continue
         with open(scratch / f"command-{i}.err") as err:
-            last = _last_line(err)
+            last = last_line(err)
         who = f"command (writer {i})" if len(procs) > 1 else "command"
         status = (f"killed by signal {-p.returncode}" if p.returncode < 0
                   else f"exited {p.returncode}")
