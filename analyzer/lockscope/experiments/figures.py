@@ -15,8 +15,14 @@ def points(doc: dict, case: str) -> dict[Key, float]:
     return out
 
 
+# what the document shows of a verdict (the rest stays in the sweep's results.json)
+VERDICT_KEYS = ("kind", "confidence", "reasons", "summary", "lock", "mode", "path")
+
+
 def verdicts(doc: dict, case: str) -> dict[tuple[str, str], dict]:
-    return {(case, fs): a.get("verdict") or {} for fs, a in _per_fs(doc)}
+    return {(case, fs): {k: v for k, v in (a.get("verdict") or {}).items()
+                         if k in VERDICT_KEYS}
+            for fs, a in _per_fs(doc)}
 
 
 def facts(doc: dict, case: str) -> dict[tuple[str, str], dict]:
