@@ -56,3 +56,36 @@ def test_unreadable_report_names_the_tool_and_the_line(tmp_path):
     with pytest.raises(PointFailed) as err:
         run(tmp_path, spec)
     assert str(err.value) == "pgbench output line 1: 'tps = many': tps is not a number here"
+
+
+def test_the_point_directory_is_emptied_of_what_the_command_made(tmp_path):
+    from lockscope.point import clean_workdir
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x")
+    spec = CommandSpec(f"mkdir -p {{dir}}/data/sub && touch {{dir}}/data/sub/f {{dir}}/top "
+                       f"&& ln -s {outside} {{dir}}/link && dd if=/dev/zero of=/dev/null count=1",
+                       throughput="dd")
+    res = run(tmp_path, spec)
+    assert res.workload["command"]["exit_status"] == [0]
+    workdir = tmp_path / "dir"
+    assert {p.name for p in workdir.iterdir()} == {"data", "top", "link"}
+    clean_workdir(workdir)
+    assert list(workdir.iterdir()) == []
+    assert (outside / "keep").read_text() == "x"  # a link is removed, not followed
+
+
+def test_without_parser_or_trace_there_is_no_throughput(tmp_path):
+    with pytest.raises(PointFailed) as err:
+        run(tmp_path, CommandSpec("true"))
+    assert str(err.value).startswith("no throughput: ")
+
+
+def test_a_parsed_tool_speaks_the_c_locale(tmp_path):
+    if not shutil.which("dd"):
+        pytest.skip("dd not installed")
+    spec = CommandSpec("env > {dir}/env; dd if=/dev/zero of=/dev/null count=1",
+                       throughput="dd")
+    run(tmp_path, spec)
+    assert "LC_ALL=C" in (tmp_path / "dir" / "env").read_text().splitlines()

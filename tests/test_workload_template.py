@@ -78,8 +78,11 @@ def lockscope(*args: str) -> subprocess.CompletedProcess:
     (["--command", "true", "--prepare", "x {thread}"], "needs --per-thread"),
     (["--throughput", "fio"], "--throughput needs --command"),
     (["--command", "true", "--no-trace"], "--no-trace needs --throughput"),
-    (["--command", "true", "--per-thread", "--span", "4k"], "smaller than --block-size"),
-    (["--command", "true", "--span", "lots"], "--span: 'lots' is not a size"),
+    (["--command", "true", "--per-thread", "--span", "4k", "--threads", "1,3"],
+     "fewer than 3 writers"),
+    (["--command", "true", "--span", "1g"], "--span needs --per-thread"),
+    (["--command", "true", "--block-size", "4k"], "--block-size needs --per-thread"),
+    (["--command", "true", "--per-thread", "--span", "lots"], "--span: 'lots' is not a size"),
     (["--command", "true", "--trace-comm", "a-name-longer-than-15"], "--trace-comm"),
     (["--command", "no-such-tool-here --x={threads}"], "no-such-tool-here: command not found"),
     (["--command", "true", "--prepare", "no-such-tool-here"], "--prepare: no-such-tool-here"),
@@ -111,6 +114,6 @@ def test_cli_command_excludes_scenario():
     ("echo 'a;b'", True),
 ])
 def test_one_simple_command_is_execed(line, execed):
-    from lockscope.workload.runner import exec_form
+    from lockscope.workload.gate import exec_form
 
     assert exec_form(line) == (f"exec {line}" if execed else line)

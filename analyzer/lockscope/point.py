@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -175,7 +176,10 @@ def _pump_status(engine: subprocess.Popen, on_status, errors: list[str]) -> None
 
 
 def clean_workdir(workdir: Path) -> None:
-    """Remove what a point made in its own directory (the sweep created the directory)."""
+    """Remove what a point made in its own directory (the sweep created the directory;
+    an external command may have made subdirectories, links or sockets in it)."""
     for p in workdir.iterdir():
-        if p.is_file():
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
             p.unlink()

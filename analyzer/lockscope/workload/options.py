@@ -10,8 +10,9 @@ import shutil
 from ..errors import UsageError
 from ..sizes import parse_size
 from ..target import COMM_MAX
+from .gate import exec_form
 from .parsers import PARSERS
-from .runner import CommandSpec, exec_form
+from .runner import CommandSpec
 from .template import Split, check_template
 
 DEFAULT_SPAN = "1g"
@@ -37,9 +38,9 @@ def add_command_arguments(p: argparse.ArgumentParser, source_group) -> None:
                    "system calls per second counted by the trace")
     g.add_argument("--per-thread", action="store_true",
                    help="start the command once per thread (one process per writer)")
-    g.add_argument("--span", default=DEFAULT_SPAN, metavar="SIZE",
+    g.add_argument("--span", metavar="SIZE",
                    help=f"the region --per-thread writers split (default: {DEFAULT_SPAN})")
-    g.add_argument("--block-size", default=DEFAULT_BLOCK, metavar="SIZE",
+    g.add_argument("--block-size", metavar="SIZE",
                    help=f"the unit of {{part_blocks}} and {{part_offset}} "
                    f"(default: {DEFAULT_BLOCK})")
     g.add_argument("--trace-comm", metavar="NAME",
@@ -47,7 +48,7 @@ def add_command_arguments(p: argparse.ArgumentParser, source_group) -> None:
                    "instead of the command's own processes")
 
 
-COMPANIONS = ("prepare", "throughput", "per_thread", "trace_comm")
+COMPANIONS = ("prepare", "throughput", "per_thread", "span", "block_size", "trace_comm")
 
 
 def command_spec(args) -> CommandSpec | None:
@@ -69,9 +70,14 @@ def command_spec(args) -> CommandSpec | None:
     if args.no_trace and not args.throughput:
         raise UsageError("--no-trace needs --throughput: without a trace, nothing counts "
                          "the command's operations")
-    split = Split(_size(args.span, "--span"), _size(args.block_size, "--block-size"))
-    if split.span_bytes < split.block_bytes:
-        raise UsageError("--span is smaller than --block-size")
+    for name in ("span", "block_size"):
+        if getattr(args, name) is not None and not args.per_thread:
+            raise UsageError(f"--{name.replace('_', '-')} needs --per-thread")
+    split = Split(_size(args.span or DEFAULT_SPAN, "--span"),
+                  _size(args.block_size or DEFAULT_BLOCK, "--block-size"))
+    if args.per_thread and split.span_bytes // split.block_bytes < max(args.threads):
+        raise UsageError(f"--span holds {split.span_bytes // split.block_bytes} blocks of "
+                         f"--block-size, fewer than {max(args.threads)} writers")
     return CommandSpec(args.command_template, args.prepare, args.throughput, args.per_thread,
                        args.trace_comm, split)
 

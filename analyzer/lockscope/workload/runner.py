@@ -8,11 +8,7 @@ opened: the trace covers the command's whole run and nothing before it.
 
 from __future__ import annotations
 
-import os
-import shlex
-import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +17,12 @@ from typing import Callable
 from ..errors import LockscopeError
 from ..point import PointResult, file_facts
 from ..recording import RecorderWindow, last_line
+from .gate import end_group, run_gated, spawn_gated, tool_env
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
 from .template import Split, render
+from .workers import worker_threads
 
-# Joins the cgroup ($2, if any), waits for the go line, then runs the command ($1) with
-# stdin from /dev/null. exec keeps the pid: the recorder may trace it by pid.
-GATE = ('if [ -n "$2" ]; then echo $$ > "$2" || exit 125; fi; '
-        'read -r go || exit 125; exec /bin/sh -c "$1" </dev/null')
-# What makes a command line more than one simple command (lists, pipelines, subshells,
-# compound commands): such a line runs under its shell; a simple one is exec'd, so that
-# the tool keeps the gate's pid.
-SHELL_KEYWORDS = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
-                  "case", "esac", "{", "}", "!", "function", "select", "time", "[["}
 # The timed write calls the recorder counts (docs/recorder-json.md, `syscalls`): the
 # operations when no parser reads the tool's own report.
 WRITE_CALLS = ("write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter")
@@ -95,7 +84,8 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
     recorder: RecorderWindow | None = None
     try:
         for i, line in enumerate(lines):
-            procs.append(_spawn_gated(line, workdir, scope.procs, scratch, i))
+            procs.append(spawn_gated(line, workdir, scope.procs, scratch, i,
+                                     tool_env(spec.throughput is not None)))
         if trace:
             on_phase("attaching")
             recorder = RecorderWindow(["--comm", spec.trace_comm] if spec.trace_comm
@@ -108,18 +98,21 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         if recorder:
             recorder.open()
         on_phase("running")
-        walls = _run_gated(procs)
+        walls = run_gated(procs)
         phase("timed")
         detaching = recorder.close() if recorder else None
         trace_doc = recorder.trace if recorder else None
         _check_exits(procs, scratch)
+        if not spec.throughput and trace_doc is None:
+            raise PointFailed("no throughput: the command's operations are counted by the "
+                              f"trace, and there is none ({recorder.error if recorder else ''})")
         workload = _workload(spec, lines, procs, walls, scratch, trace_doc)
         phase("collect")
         return PointResult(workload, trace_doc, recorder.error if recorder else None,
                            file_facts(workdir), [], phases, detaching)
     except BaseException:
         for p in procs:
-            _end_group(p)
+            end_group(p)
         if recorder:
             recorder.abort()
         raise
@@ -148,75 +141,12 @@ def _prepare(line: str, workdir: Path, scratch: Path) -> None:
                 except subprocess.TimeoutExpired:
                     pass
         except BaseException:
-            _end_group(proc)
+            end_group(proc)
             raise
         if proc.returncode != 0:
             last = last_line(err)
             raise PointFailed(f"--prepare exited {proc.returncode}"
                               + (f": {last}" if last else ""), proc.returncode, last)
-
-
-def exec_form(line: str) -> str:
-    """``exec LINE`` for one simple command (the tool replaces the shell and keeps its
-    pid), else the line as it is."""
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        return line  # unbalanced quotes: the shell says what is wrong
-    if not tokens or tokens[0] in SHELL_KEYWORDS or "=" in tokens[0]:
-        return line
-    if any(t and set(t) <= set(";&|()") for t in tokens):
-        return line
-    return f"exec {line}"
-
-
-def _spawn_gated(line: str, workdir: Path, procs_file: str, scratch: Path,
-                 index: int) -> subprocess.Popen:
-    with open(scratch / f"command-{index}.out", "w") as out, \
-            open(scratch / f"command-{index}.err", "w") as err:
-        # a session of its own: the whole tree can be signalled at once
-        return subprocess.Popen(["/bin/sh", "-c", GATE, "lockscope-gate", exec_form(line),
-                                 procs_file],
-                                cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                                text=True, start_new_session=True)
-
-
-def _run_gated(procs: list[subprocess.Popen]) -> list[float]:
-    """Open every gate, wait for every process; each one's wall seconds."""
-    walls = [0.0] * len(procs)
-    start = time.monotonic()
-
-    def wait(i: int, p: subprocess.Popen) -> None:
-        p.wait()
-        walls[i] = time.monotonic() - start
-
-    waiters = [threading.Thread(target=wait, args=(i, p), daemon=True)
-               for i, p in enumerate(procs)]
-    for p in procs:
-        try:
-            p.stdin.write("go\n")
-            p.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass  # it died at the gate: its exit status says why
-    for t in waiters:
-        t.start()
-    for t in waiters:
-        while t.is_alive():
-            t.join(0.5)  # short joins: Ctrl-C is delivered between them
-    return walls
-
-
-def _end_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the process's session (its whole tree, when it forked)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _check_exits(procs: list[subprocess.Popen], scratch: Path) -> None:
@@ -245,15 +175,19 @@ def _workload(spec: CommandSpec, lines: list[str], procs: list[subprocess.Popen]
             try:
                 tp: Throughput = parser(text)
             except ToolOutputError as exc:
-                raise PointFailed(str(exc)) from None
+                raise PointFailed(f"writer {i}: {exc}" if spec.per_thread else str(exc)) \
+                    from None
             jobs += tp.fio_jobs(f"writer {i}" if spec.per_thread else spec.throughput)
         source = spec.throughput
     else:
         jobs = [fio_job("trace", _write_calls(trace) / wall if wall > 0 else 0.0, 0.0,
                         runtime_s=wall)]
         source = "trace"
-    return {"jobs": jobs, "throughput_source": source,
-            "lockscope": {"timed_phase": {"duration_ns": int(wall * 1e9)}},
+    lockscope: dict = {"timed_phase": {"duration_ns": int(wall * 1e9)}}
+    workers = worker_threads(trace)
+    if workers:
+        lockscope["threads"] = workers  # the analysis counts only their time, as the engine's
+    return {"jobs": jobs, "throughput_source": source, "lockscope": lockscope,
             "command": {"lines": lines, "pids": [p.pid for p in procs],
                         "exit_status": [p.returncode for p in procs],
                         "wall_s": [round(w, 3) for w in walls],

@@ -10,7 +10,6 @@ from .model import Throughput, ToolOutputError, fio_job
 from .pgbench import parse_pgbench
 from .sysbench import parse_sysbench
 
-
 PARSERS: dict[str, tuple[Callable[[str], Throughput], str]] = {
     # name: (parser, the stream that carries the report)
     "fio": (parse_fio, "stdout"),

@@ -1,0 +1,46 @@
+"""Worker threads of a command, from a real trace: fio with two jobs, run under a
+shell gate (tests/data/workload/fio-2jobs-trace-threads.json: the trace's threads,
+off-CPU records and window, as lockscope-record wrote them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lockscope.analysis.runs import trace_breakdown
+from lockscope.workload.workers import worker_threads
+
+TRACE = json.loads((Path(__file__).resolve().parent / "data" / "workload"
+                    / "fio-2jobs-trace-threads.json").read_text())
+
+
+def waits_by_tid(syscall_word: str) -> set[int]:
+    """Threads whose off-CPU stacks show ``syscall_word`` (the test's own route)."""
+    return {rec["tid"] for rec in TRACE["offcpu"]
+            if any(syscall_word in frame for frame in rec.get("kstack") or [])}
+
+
+def test_the_writers_are_the_workers():
+    workers = {w["tid"] for w in worker_threads(TRACE)}
+    writers = waits_by_tid("pwrite64")
+    # the two job processes, each writing; nothing that only waited
+    assert len({w["pid"] for w in worker_threads(TRACE)}) == 2
+    assert workers and workers <= writers
+    waiting = waits_by_tid("wait4") | waits_by_tid("clock_nanosleep") | waits_by_tid("pselect6")
+    assert not workers & (waiting - writers)
+
+
+def test_shares_count_only_the_workers():
+    tids = {w["tid"] for w in worker_threads(TRACE)}
+    window = TRACE["interval"]["duration_ns"]
+    everyone = trace_breakdown(TRACE, 2, window)
+    workers = trace_breakdown(TRACE, 2, window, tids)
+    assert workers["thread_time_ns"] < everyone["thread_time_ns"]
+    # the waiting threads' time was "other off-CPU" time
+    assert workers["time_share"]["other_offcpu"] < everyone["time_share"]["other_offcpu"]
+    assert workers["time_share"]["block_io"] > everyone["time_share"]["block_io"]
+
+
+def test_no_off_cpu_records_no_choice():
+    assert worker_threads({**TRACE, "offcpu": []}) == []
+    assert worker_threads(None) == []
