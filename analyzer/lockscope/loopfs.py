@@ -51,7 +51,9 @@ class LoopFilesystem:
         return Path(self.mountpoint)
 
     def _ledger(self) -> Path:
-        return LEDGER_DIR / (Path(self.image).name + ".json")
+        # Named by the image's private directory: every ext4 image is "ext4.img", and
+        # filesystems of concurrent runs must not share (and overwrite) one entry.
+        return LEDGER_DIR / (Path(self.image).parent.name + ".json")
 
     def _save(self) -> None:
         LEDGER_DIR.mkdir(parents=True, exist_ok=True)
