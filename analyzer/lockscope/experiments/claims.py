@@ -22,6 +22,10 @@ def _x(value: float) -> str:
     return f"{value:.2f}x"
 
 
+def _n(threads: int) -> str:
+    return f"{threads} thread" + ("s" if threads != 1 else "")
+
+
 def _missing(what: str) -> Outcome:
     return Outcome(MISSING, f"no figure for {what}")
 
@@ -31,7 +35,7 @@ def scales(m: Measured, case: str, fs: str, threads: int, base: int = 1) -> Outc
     s = m.speedup(case, fs, threads, base)
     if s is None:
         return _missing(f"{fs} {case} at {base} and {threads} threads")
-    detail = f"{fs} {case}: {threads} threads / {base} = {_x(s)}"
+    detail = f"{fs} {case}: {_n(threads)} / {base} = {_x(s)}"
     if s >= SCALES:
         return Outcome(HOLDS, detail)
     return Outcome(FAILS if s < FLAT else INCONCLUSIVE, detail)
@@ -42,7 +46,7 @@ def descales(m: Measured, case: str, fs: str, threads: int, base: int = 1) -> Ou
     s = m.speedup(case, fs, threads, base)
     if s is None:
         return _missing(f"{fs} {case} at {base} and {threads} threads")
-    detail = f"{fs} {case}: {threads} threads / {base} = {_x(s)}"
+    detail = f"{fs} {case}: {_n(threads)} / {base} = {_x(s)}"
     return Outcome(HOLDS if s < LOSS else FAILS, detail)
 
 
@@ -65,7 +69,7 @@ def flat_while_other_scales(m: Measured, cases: Iterable[str], fs: str, other: s
             statuses.append(HOLDS)
         else:
             statuses.append(INCONCLUSIVE)
-    return Outcome(_all(statuses), f"{threads} threads / {base}: " + "; ".join(details))
+    return Outcome(_all(statuses), f"{_n(threads)} / {base}: " + "; ".join(details))
 
 
 def beats(m: Measured, case: str, fs: str, other: str, threads: Iterable[int],
@@ -88,7 +92,7 @@ def converges(m: Measured, case: str, fs: str, other: str, low: int, high: int) 
     lo, hi = m.versus(case, fs, other, low), m.versus(case, fs, other, high)
     if lo is None or hi is None:
         return _missing(f"{case} on {fs} and {other} at {low} and {high} threads")
-    detail = f"{case} {fs}/{other}: {_x(lo)} at {low} threads, {_x(hi)} at {high}"
+    detail = f"{case} {fs}/{other}: {_x(lo)} at {_n(low)}, {_x(hi)} at {high}"
     if lo < LEAD:
         return Outcome(INCONCLUSIVE, detail + f" ({fs} does not lead at {low})")
     return Outcome(HOLDS if hi < LEAD else FAILS, detail)

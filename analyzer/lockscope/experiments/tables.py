@@ -64,7 +64,9 @@ def fact_words(f: dict) -> str:
         words.append(f"inode-lock wait {f['inode_lock_share']:.0%} of thread time at "
                      f"{n} thread{'s' if n != 1 else ''}")
     j = f.get("journal")
-    if j:
+    if j and not j["commits"]:
+        words.append("no journal commits")
+    elif j:
         words.append(f"journal {j['share']:.2%} of the bytes written "
                      f"({j['logged_bytes'] / 2**20:.1f} MiB in {j['commits']} commits), "
                      f"{j['wait_share']:.1%} of thread time waiting on it")
