@@ -54,6 +54,64 @@ def test_doctor_json_matches_this_kernel():
         assert c["available"] or c["consequence"], c
 
 
+def test_needed_tracepoints_come_from_the_groups():
+    from lockscope.commands.doctor import needed_tracepoints
+
+    groups = [
+        {"name": "lock", "needs": ["lock:contention_begin", "lock:contention_end"],
+         "lost": "no lock waits"},
+        {"name": "holders", "needs": ["lock:contention_begin"], "lost": "no holders"},
+        {"name": "extra", "needs": ["ext4_file_write_iter"], "lost": "no entry time"},
+        {"name": "sched", "needs": ["sched:sched_switch"]},
+    ]
+    got = {name: (req, lost) for name, req, lost in needed_tracepoints(groups)}
+    assert got == {
+        "lock:contention_begin": (True, "no lock waits; no holders"),
+        "lock:contention_end": (True, "no lock waits"),
+        "sched:sched_switch": (False, "its probe group is off"),
+    }
+
+
+def _btf_tracepoints() -> set[str]:
+    """Events with a btf_trace_ typedef in vmlinux or a module, by bpftool's own reading
+    of /sys/kernel/btf (the route neither lockscope binary takes)."""
+    names = set()
+    for f in sorted(os.listdir("/sys/kernel/btf")):
+        cmd = ["bpftool", "btf", "dump", "file", f"/sys/kernel/btf/{f}"]
+        if f != "vmlinux":
+            cmd[3:3] = ["-B", "/sys/kernel/btf/vmlinux"]
+        out = subprocess.run(cmd, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if "TYPEDEF 'btf_trace_" in line:
+                names.add(line.split("'")[1][len("btf_trace_"):])
+    return names
+
+
+@pytest.mark.kernel
+def test_doctor_tracepoints_are_the_recorders_and_btf_has_one_answer():
+    """Doctor lists exactly the tracepoints the recorder's groups need; lockscope-features
+    and the recorder's loader agree with bpftool on which have BTF (modules included)."""
+    bins = os.path.join(ROOT, "build", "bin")
+    groups = json.loads(subprocess.run([os.path.join(bins, "lockscope-record"),
+                                        "--list-features"], capture_output=True,
+                                       text=True).stdout)["groups"]
+    needed = {tp for g in groups for tp in g["needs"] if ":" in tp}
+    doc = json.loads(_run("doctor", "--json").stdout)
+    listed = {c["name"] for c in doc["checks"] if c["category"] == "tracepoint"}
+    assert listed == needed
+    feats = json.loads(subprocess.run([os.path.join(bins, "lockscope-features"), *needed],
+                                      capture_output=True, text=True).stdout)["tracepoints"]
+    in_btf = _btf_tracepoints()
+    for tp in needed:
+        assert feats[tp]["btf"] is (tp.split(":")[1] in in_btf), tp
+    for g in groups:
+        missing = [tp for tp in g["needs"] if ":" in tp and not feats[tp]["btf"]]
+        if g["attach"] == "tp_btf":
+            assert not missing, g
+        if "tp_btf" in g["kinds"] and missing and feats["lock:contention_begin"]["btf"]:
+            assert g["attach"] != "tp_btf" and "not in kernel BTF" in (g["reason"] or ""), g
+
+
 @pytest.mark.kernel
 def test_doctor_table_says_available_or_missing():
     doc = json.loads(_run("doctor", "--json").stdout)

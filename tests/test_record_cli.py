@@ -65,6 +65,33 @@ def test_help_lists_the_map_size_options():
         assert opt in res.stdout, opt
 
 
+def test_help_defaults_lie_within_the_bounds_the_parser_enforces():
+    """One table gives each option its default, bounds and help: the default --help
+    prints is accepted, and the bounds a rejected value names admit the default."""
+    import re
+
+    res = run("--help")
+    numeric = re.findall(r"^  --([a-z-]+) (?:N|PCT)\s.*\(default ([0-9.]+)", res.stdout, re.M)
+    assert len(numeric) >= 10, res.stdout
+    for name, default in numeric:
+        # parsing goes on past the option: an extra argument is the first complaint
+        one_line_error(run(f"--{name}", default, "extra-argument"), 2, "extra-argument")
+        bad = run(f"--{name}", "-1")
+        one_line_error(bad, 2, f"--{name}")
+        lo, hi = re.search(r"in [\[(]([0-9.e+]+), ([0-9.e+]+)\]", bad.stderr).groups()
+        assert float(lo) <= float(default) <= float(hi), (name, bad.stderr)
+        one_line_error(run(f"--{name}", repr(float(hi) * 2 + 1)), 2, f"--{name}")
+
+
+def test_recorder_trims_the_analyzers_machinery_frames():
+    """One list of tracing-machinery frames: the recorder is built from the analyzer's
+    and says which it trims."""
+    from lockscope.analysis.frames import MACHINERY_PREFIXES
+
+    res = run("--list-features")
+    assert json.loads(res.stdout)["machinery_frames"] == list(MACHINERY_PREFIXES)
+
+
 @pytest.mark.kernel
 def test_not_root_says_what_is_missing():
     probe = subprocess.run(["true"], preexec_fn=lambda: os.setuid(65534))

@@ -6,8 +6,15 @@ ext4 (Linux 6.18), plus a few hand-built ones for paths those runs did not hit.
 
 from __future__ import annotations
 
-from lockscope.analysis.waitclass import (CLASSES, LOSS_CLASSES, classify, idle_threads,
-                                          syscall_of)
+from lockscope.analysis.runs import trace_breakdown
+from lockscope.analysis.waitclass import (
+    CLASSES,
+    LOSS_CLASSES,
+    classify,
+    idle_threads,
+    sweep_part,
+    syscall_of,
+)
 
 ENTRY = ["do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"]
 FUTEX = ["__schedule+0x618", "schedule+0x23", "futex_do_wait+0x46", "__futex_wait+0x8a",
@@ -43,7 +50,7 @@ UNIX_READ = ["__schedule+0x618", "schedule+0x23", "schedule_timeout+0x11e",
 PG_USER_LATCH = ["epoll_wait+0x13", "WaitLatch+0x78", "WalWriterMain+0x153"]
 
 
-def rec(kstack, reason="other", **kw):
+def rec(kstack, reason="blocked", **kw):
     return {"tid": kw.pop("tid", 100), "reason": reason, "kstack": kstack, "ustack": [],
             "total_ns": 1000, **kw}
 
@@ -123,3 +130,27 @@ def test_futex_waits_for_the_log_flush_are_durability():
                    ["futex_wait+0x10", "LWLockAcquireOrWait+0x91", "XLogFlush+0x140"]):
         c = classify(rec(FUTEX, ustack=frames), user_classifier=lambda u, k: ("user_lock", "x"))
         assert c.cls == "durability" and c.method == "user function", frames
+
+
+def test_the_sweep_splits_blocked_time_with_the_same_classifier():
+    """The sweep's block_io / journal / other_offcpu parts come from classify: a
+    durability wait counts as what it waits on below."""
+    assert sweep_part(rec(DIO_WRITE)) == "block_io"
+    assert sweep_part(rec(START_HANDLE)) == "journal"
+    assert sweep_part(rec(FDATASYNC_COMMIT)) == "journal"
+    assert sweep_part(rec(FDATASYNC_WRITEBACK)) == "block_io"
+    assert sweep_part(rec(CLIENT_POLL)) == "other_offcpu"
+    assert sweep_part(rec(PAGE_FAULT)) == "other_offcpu"
+    # documents of older recorders, where the recorder gave io / journal / other
+    assert sweep_part({"reason": "io", "kstack": []}) == "block_io"
+    assert sweep_part({"reason": "journal", "kstack": []}) == "journal"
+    recs = [rec(DIO_WRITE, total_ns=300), rec(START_HANDLE, total_ns=200),
+            rec(CLIENT_POLL, total_ns=100), rec([], reason="runqueue", total_ns=50)]
+    trace = {"threads": [{"tid": 100, "oncpu_ns": 400, "offcpu_ns": 600, "runqueue_ns": 50}],
+             "offcpu": recs}
+    share = trace_breakdown(trace, 1, 0)["time_share"]
+    total = 400 + 600 + 50
+    for part in ("block_io", "journal"):
+        want = sum(r["total_ns"] for r in recs
+                   if r["reason"] == "blocked" and sweep_part(r) == part)
+        assert abs(share[part] - want / total) < 1e-9, part

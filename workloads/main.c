@@ -149,83 +149,88 @@ static bool any_verify_only(const struct jobset *js)
 	return false;
 }
 
-int main(int argc, char **argv)
+/* Reads and checks the command line and job files, and answers --help,
+ * --version and --parse-only. -1 to go on, else the exit status. */
+static int parse_and_check(int argc, char **argv, struct jobset *js, struct prog_opts *prog)
 {
-	static struct jobset js;
-	struct prog_opts prog;
-	struct fileset fs = { 0 };
-	struct run run = { .js = &js, .fs = &fs, .prog = &prog };
-	struct thread_stats tot;
-	FILE *out = stdout;
 	char err[600];
-	int status = 0, ret;
 
-	opts_defaults(NULL, &prog);
-	if (cmdline_parse(argc, argv, &prog, &js, err, sizeof(err)))
+	opts_defaults(NULL, prog);
+	if (cmdline_parse(argc, argv, prog, js, err, sizeof(err)))
 		return refuse(err);
-	if (prog.help) {
+	if (prog->help) {
 		usage(stdout);
 		return 0;
 	}
-	if (prog.version) {
+	if (prog->version) {
 		puts(LOAD_VERSION);
 		return 0;
 	}
-	if (!js.njobs)
+	if (!js->njobs)
 		return refuse("no job defined: give --name=NAME with job options, or a job file "
 			      "(--help lists the options)");
-	if (validate_jobs(&js, &prog, err, sizeof(err)))
+	if (validate_jobs(js, prog, err, sizeof(err)))
 		return refuse(err);
-	if (prog.parse_only) {
-		parse_dump(stdout, &js, &prog);
+	if (prog->parse_only) {
+		parse_dump(stdout, js, prog);
 		return 0;
 	}
-	if (prog.output) {
-		out = fopen(prog.output, "w");
-		if (!out) {
-			snprintf(err, sizeof(err), "cannot write --output=%s: %s", prog.output,
-				 strerror(errno));
-			return refuse(err);
-		}
-	}
-	control_install_signals();
-	if (files_plan(&js, &fs, err, sizeof(err)))
-		return refuse(err);
+	return -1;
+}
 
-	pthread_mutex_init(&run.lock, NULL);
-	pthread_cond_init(&run.cond, NULL);
-	run.stop = &load_stop;
-	run.pid = getpid();
-	if (make_workers(&run)) {
+/* Plans and lays out the files, runs the timed phase, then the verify
+ * passes (their failure in *status). -1 to go on, else the exit status. */
+static int run_jobs(struct run *run, int *status)
+{
+	char err[600];
+	int ret;
+
+	control_install_signals();
+	if (files_plan(run->js, run->fs, err, sizeof(err)))
+		return refuse(err);
+	pthread_mutex_init(&run->lock, NULL);
+	pthread_cond_init(&run->cond, NULL);
+	run->stop = &load_stop;
+	run->pid = getpid();
+	if (make_workers(run)) {
 		fprintf(stderr, "lockscope-load: out of memory\n");
 		return 1;
 	}
-	ret = files_layout(&fs, &js, &load_stop, err, sizeof(err));
+	ret = files_layout(run->fs, run->js, &load_stop, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "lockscope-load: %s\n", err);
 		return 1;
 	}
-	if (any_verify_only(&js)) {
+	if (any_verify_only(run->js)) {
 		/* nothing to time: the verify pass is the whole job */
-		run.interrupted = load_stop != 0;
-	} else if (control_run(&run)) {
-		fprintf(stderr, "lockscope-load: %s\n", run.error);
+		run->interrupted = load_stop != 0;
+	} else if (control_run(run)) {
+		fprintf(stderr, "lockscope-load: %s\n", run->error);
 		return 1;
 	}
-	status |= run_verify(&run);
-	run.interrupted = load_stop != 0;
+	*status |= run_verify(run);
+	run->interrupted = load_stop != 0;
+	return -1;
+}
 
-	if (prog.output_format == OUTFMT_JSON)
-		ret = report_json(out, &run);
+/* Writes the report to out, removes the files the run made for itself, and
+ * says on stderr what went wrong. Returns the exit status. */
+static int report_and_status(struct run *run, FILE *out, int status)
+{
+	struct thread_stats tot;
+	int ret;
+
+	if (run->prog->output_format == OUTFMT_JSON)
+		ret = report_json(out, run);
 	else
-		ret = report_text(out, &run);
+		ret = report_text(out, run);
 	if (ret || (out != stdout && fclose(out))) {
 		fprintf(stderr, "lockscope-load: writing the report: %s\n", strerror(errno));
 		status = 1;
 	}
-	files_unlink(&fs);
+	files_unlink(run->fs);
 
-	report_totals(&run, &tot);
+	report_totals(run, &tot);
 	if (tot.first_error) {
 		fprintf(stderr, "lockscope-load: I/O errors: %llu (first: %s)\n",
 			(unsigned long long)(tot.dir[0].errors + tot.dir[1].errors),
@@ -239,7 +244,32 @@ int main(int argc, char **argv)
 			(unsigned long long)tot.verify.first_offset, tot.verify.first_reason);
 		status = 1;
 	}
-	if (run.interrupted)
-		return 130;
-	return status;
+	return run->interrupted ? 130 : status;
+}
+
+int main(int argc, char **argv)
+{
+	static struct jobset js;
+	struct prog_opts prog;
+	struct fileset fs = { 0 };
+	struct run run = { .js = &js, .fs = &fs, .prog = &prog };
+	FILE *out = stdout;
+	char err[600];
+	int status = 0, ret;
+
+	ret = parse_and_check(argc, argv, &js, &prog);
+	if (ret >= 0)
+		return ret;
+	if (prog.output) {
+		out = fopen(prog.output, "w");
+		if (!out) {
+			snprintf(err, sizeof(err), "cannot write --output=%s: %s", prog.output,
+				 strerror(errno));
+			return refuse(err);
+		}
+	}
+	ret = run_jobs(&run, &status);
+	if (ret >= 0)
+		return ret;
+	return report_and_status(&run, out, status);
 }

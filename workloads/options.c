@@ -277,35 +277,13 @@ static void values_list(const struct opt_value *v, char *buf, size_t len)
 }
 
 /* Parses val and stores it where the option lands; nothing else. */
-static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
-		     const char *val, char *err, size_t errlen)
+/* OPT_UINT, OPT_SIZE, OPT_TIME: a number within the option's bounds. */
+static int store_number(const struct opt_def *d, const char *val, void *dst, char *err,
+			size_t errlen)
 {
-	char *base = d->scope == SCOPE_JOB ? (char *)job : (char *)prog;
-	void *dst = base + d->off;
 	uint64_t u;
-	bool b;
 
-	if (!val && d->type != OPT_BOOL && d->type != OPT_BOOL_INV) {
-		snprintf(err, errlen, "option '%s' needs a value", d->name);
-		return -1;
-	}
 	switch (d->type) {
-	case OPT_STR:
-		if (!*val) {
-			snprintf(err, errlen, "option '%s' needs a value", d->name);
-			return -1;
-		}
-		free(*(char **)dst);
-		*(char **)dst = strdup(val);
-		break;
-	case OPT_BOOL:
-	case OPT_BOOL_INV:
-		if (parse_bool(val, &b)) {
-			snprintf(err, errlen, "bad value '%s' for %s: expected 0 or 1", val, d->name);
-			return -1;
-		}
-		*(bool *)dst = d->type == OPT_BOOL ? b : !b;
-		break;
 	case OPT_UINT:
 		if (parse_uint64(val, &u) || u < d->min || (d->max && u > d->max)) {
 			if (d->max)
@@ -321,7 +299,7 @@ static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_
 			*(uint64_t *)dst = u;
 		else
 			*(unsigned *)dst = (unsigned)u;
-		break;
+		return 0;
 	case OPT_SIZE:
 		if (parse_size(val, &u) || u < d->min || (d->max && u > d->max)) {
 			snprintf(err, errlen, "bad value '%s' for %s: expected a size like 4k, "
@@ -329,36 +307,72 @@ static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_
 			return -1;
 		}
 		*(uint64_t *)dst = u;
-		break;
-	case OPT_TIME:
+		return 0;
+	default: /* OPT_TIME */
 		if (parse_time_us(val, &u)) {
 			snprintf(err, errlen, "bad value '%s' for %s: expected seconds, or a "
 				 "time like 500ms, 2m", val, d->name);
 			return -1;
 		}
 		*(uint64_t *)dst = u;
-		break;
-	case OPT_ENUM: {
-		const struct opt_value *v;
+		return 0;
+	}
+}
 
-		for (v = d->values; v->name; v++)
-			if (!strcmp(v->name, val))
-				break;
-		if (!v->name) {
-			char list[256];
+/* OPT_ENUM: one of the option's value names. */
+static int store_enum(const struct opt_def *d, const char *val, int *dst, char *err,
+		      size_t errlen)
+{
+	const struct opt_value *v;
+	char list[256];
 
-			values_list(d->values, list, sizeof(list));
-			snprintf(err, errlen, "unsupported value '%s' for %s (supported: %s)",
-				 val, d->name, list);
+	for (v = d->values; v->name; v++) {
+		if (!strcmp(v->name, val)) {
+			*dst = v->val;
+			return 0;
+		}
+	}
+	values_list(d->values, list, sizeof(list));
+	snprintf(err, errlen, "unsupported value '%s' for %s (supported: %s)", val, d->name, list);
+	return -1;
+}
+
+static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
+		     const char *val, char *err, size_t errlen)
+{
+	char *base = d->scope == SCOPE_JOB ? (char *)job : (char *)prog;
+	void *dst = base + d->off;
+	bool b;
+
+	if (!val && d->type != OPT_BOOL && d->type != OPT_BOOL_INV) {
+		snprintf(err, errlen, "option '%s' needs a value", d->name);
+		return -1;
+	}
+	switch (d->type) {
+	case OPT_STR:
+		if (!*val) {
+			snprintf(err, errlen, "option '%s' needs a value", d->name);
 			return -1;
 		}
-		*(int *)dst = v->val;
-		break;
-	}
-	case OPT_SPECIAL:
-		if (d->parse(job, val, err, errlen))
+		free(*(char **)dst);
+		*(char **)dst = strdup(val);
+		return 0;
+	case OPT_BOOL:
+	case OPT_BOOL_INV:
+		if (parse_bool(val, &b)) {
+			snprintf(err, errlen, "bad value '%s' for %s: expected 0 or 1", val, d->name);
 			return -1;
-		break;
+		}
+		*(bool *)dst = d->type == OPT_BOOL ? b : !b;
+		return 0;
+	case OPT_UINT:
+	case OPT_SIZE:
+	case OPT_TIME:
+		return store_number(d, val, dst, err, errlen);
+	case OPT_ENUM:
+		return store_enum(d, val, (int *)dst, err, errlen);
+	case OPT_SPECIAL:
+		return d->parse(job, val, err, errlen) ? -1 : 0;
 	}
 	return 0;
 }

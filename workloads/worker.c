@@ -314,9 +314,105 @@ static bool should_stop(struct worker *w, uint64_t t)
 	       (w->budget && w->issued >= w->budget);
 }
 
-void worker_run(struct worker *w)
+/* The sync that is due: fsync once fsync_every writes were issued, else
+ * fdatasync (fdatasync_every). */
+static void sync_now(struct worker *w)
+{
+	const struct job_opts *j = w->job;
+
+	do_sync(w, !(j->fsync_every && w->writes_since_sync >= j->fsync_every));
+}
+
+/* Queues I/O until the depth is full, the job is done (*more = false) or a
+ * sync must wait for the in-flight writes. Units the engine completed at
+ * once are completed here; the others go into batch. Returns how many. */
+static unsigned queue_units(struct worker *w, struct io_unit **batch, unsigned *inflight,
+			    bool *more, uint64_t *t)
 {
 	const struct engine_ops *ops = w->eng.ops;
+	unsigned queued = 0;
+
+	while (*more && *inflight < w->eng.depth) {
+		struct io_unit *u;
+
+		if (sync_due(w)) {
+			if (*inflight)
+				break;	/* drain first: the sync covers every write */
+			sync_now(w);
+		}
+		if (w->budget && w->issued >= w->budget) {
+			*more = false;
+			break;
+		}
+		u = w->free_units[--w->nfree];
+		if (!prep(w, u)) {
+			w->free_units[w->nfree++] = u;
+			*more = false;
+			break;
+		}
+		w->issued++;
+		if (u->ddir == DDIR_WRITE)
+			w->writes_since_sync++;	/* fio counts issued writes */
+		u->t_start = now_ns();
+		if (ops->queue(&w->eng, u) == Q_COMPLETED) {
+			*t = now_ns();
+			complete(w, u, *t, false);
+			w->free_units[w->nfree++] = u;
+			if (should_stop(w, *t))
+				*more = false;
+			continue;
+		}
+		batch[queued++] = u;
+		(*inflight)++;
+	}
+	return queued;
+}
+
+/* Submits the queued batch; if nothing of it went out, each unit completes
+ * with the error. */
+static void commit_batch(struct worker *w, struct io_unit **batch, unsigned queued,
+			 unsigned *inflight)
+{
+	int ret = w->eng.ops->commit(&w->eng);
+	uint64_t ti = now_ns();
+
+	for (unsigned i = 0; i < queued; i++) {
+		batch[i]->t_issue = ti;
+		if (ret < 0) {
+			batch[i]->result = ret;
+			complete(w, batch[i], ti, true);
+			w->free_units[w->nfree++] = batch[i];
+			(*inflight)--;
+		}
+	}
+}
+
+/* Waits for at least one completion and completes what came. False when
+ * the engine cannot reap: the error is recorded and the worker stops. */
+static bool reap(struct worker *w, unsigned *inflight, uint64_t *t)
+{
+	const struct engine_ops *ops = w->eng.ops;
+	int n = ops->getevents(&w->eng, 1, *inflight);
+
+	*t = now_ns();
+	if (n < 0) {
+		/* give up on what is in flight */
+		w->st.first_error = w->st.first_error ? w->st.first_error : -n;
+		w->stopped_on_error = true;
+		return false;
+	}
+	for (int i = 0; i < n; i++) {
+		struct io_unit *u = ops->event(&w->eng, (unsigned)i);
+
+		complete(w, u, *t, true);
+		w->free_units[w->nfree++] = u;
+		(*inflight)--;
+	}
+	return true;
+}
+
+void worker_run(struct worker *w)
+{
 	const struct job_opts *j = w->job;
 	struct io_unit *batch[w->eng.depth];
 	unsigned inflight = 0;
@@ -330,75 +426,16 @@ void worker_run(struct worker *w)
 		begin_timed(w, t);
 
 	for (;;) {
-		unsigned queued = 0;
+		unsigned queued;
 
 		if (more && should_stop(w, t))
 			more = false;
-		while (more && inflight < w->eng.depth) {
-			struct io_unit *u;
-
-			if (sync_due(w)) {
-				if (inflight)
-					break;	/* drain first: the sync covers every write */
-				do_sync(w, !(j->fsync_every &&
-					     w->writes_since_sync >= j->fsync_every));
-			}
-			if (w->budget && w->issued >= w->budget) {
-				more = false;
-				break;
-			}
-			u = w->free_units[--w->nfree];
-			if (!prep(w, u)) {
-				w->free_units[w->nfree++] = u;
-				more = false;
-				break;
-			}
-			w->issued++;
-			if (u->ddir == DDIR_WRITE)
-				w->writes_since_sync++;	/* fio counts issued writes */
-			u->t_start = now_ns();
-			if (ops->queue(&w->eng, u) == Q_COMPLETED) {
-				t = now_ns();
-				complete(w, u, t, false);
-				w->free_units[w->nfree++] = u;
-				if (should_stop(w, t))
-					more = false;
-				continue;
-			}
-			batch[queued++] = u;
-			inflight++;
-		}
-		if (queued) {
-			int ret = ops->commit(&w->eng);
-			uint64_t ti = now_ns();
-
-			for (unsigned i = 0; i < queued; i++) {
-				batch[i]->t_issue = ti;
-				if (ret < 0) {	/* nothing of this batch went out */
-					batch[i]->result = ret;
-					complete(w, batch[i], ti, true);
-					w->free_units[w->nfree++] = batch[i];
-					inflight--;
-				}
-			}
-		}
+		queued = queue_units(w, batch, &inflight, &more, &t);
+		if (queued)
+			commit_batch(w, batch, queued, &inflight);
 		if (inflight) {
-			int n = ops->getevents(&w->eng, 1, inflight);
-
-			t = now_ns();
-			if (n < 0) {
-				/* cannot reap: record it and give up on what is in flight */
-				w->st.first_error = w->st.first_error ? w->st.first_error : -n;
-				w->stopped_on_error = true;
+			if (!reap(w, &inflight, &t))
 				break;
-			}
-			for (int i = 0; i < n; i++) {
-				struct io_unit *u = ops->event(&w->eng, (unsigned)i);
-
-				complete(w, u, t, true);
-				w->free_units[w->nfree++] = u;
-				inflight--;
-			}
 			continue;
 		}
 		if (!more)
@@ -407,7 +444,7 @@ void worker_run(struct worker *w)
 	}
 	/* the writes since the last sync still owe one, as in fio */
 	if (sync_due(w) && !w->stopped_on_error)
-		do_sync(w, !(j->fsync_every && w->writes_since_sync >= j->fsync_every));
+		sync_now(w);
 	if (j->end_fsync && job_writes(j))
 		do_sync(w, false);
 	t = now_ns();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* lockscope-features: load and attach one tiny program per attach type, and
- * look up tracepoints in vmlinux BTF and tracefs. Prints one JSON object.
+ * look up tracepoints in kernel BTF (modules included, as lockscope-record
+ * does: kernel_btf.h) and tracefs. Prints one JSON object.
  *
  * usage: lockscope-features [SYSTEM:EVENT ...]
  */
@@ -16,6 +17,7 @@
 #include <bpf/bpf.h>
 #include "features.skel.h"
 #include "json_out.h"
+#include "kernel_btf.h"
 
 struct attach_kind {
 	const char *name;      /* key in the JSON */
@@ -107,20 +109,19 @@ static void bpf_syscall_json(struct json_out *j)
 	json_end_object(j);
 }
 
-static void tracepoint_json(struct json_out *j, const struct btf *btf, const char *spec)
+static void tracepoint_json(struct json_out *j, struct kernel_btf *btf, const char *spec)
 {
-	char sys[128], event[128], name[300], path[400];
+	char sys[128], event[128], path[400];
 	const char *colon = strchr(spec, ':');
 
 	if (!colon || colon - spec >= (long)sizeof(sys) || strlen(colon + 1) >= sizeof(event))
 		return;
 	snprintf(sys, sizeof(sys), "%.*s", (int)(colon - spec), spec);
 	snprintf(event, sizeof(event), "%s", colon + 1);
-	snprintf(name, sizeof(name), "btf_trace_%s", event);
 	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/format", sys, event);
 	json_key(j, spec);
 	json_begin_object(j);
-	json_bool(j, "btf", btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0);
+	json_bool(j, "btf", kernel_btf_has_tracepoint(btf, spec));
 	json_bool(j, "tracefs", access(path, R_OK) == 0);
 	json_end_object(j);
 }
@@ -128,16 +129,16 @@ static void tracepoint_json(struct json_out *j, const struct btf *btf, const cha
 int main(int argc, char **argv)
 {
 	struct json_out j = JSON_OUT_INIT(stdout);
-	struct btf *btf;
+	struct kernel_btf btf;
 	size_t i;
 
 	libbpf_set_print(silent_print);
-	btf = btf__load_vmlinux_btf();
+	kernel_btf_open(&btf);
 
 	json_begin_object(&j);
 	json_key(&j, "bpf_syscall");
 	bpf_syscall_json(&j);
-	json_bool(&j, "btf", btf != NULL);
+	json_bool(&j, "btf", btf.vmlinux != NULL);
 	json_key(&j, "attach");
 	json_begin_object(&j);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -158,10 +159,10 @@ int main(int argc, char **argv)
 	json_key(&j, "tracepoints");
 	json_begin_object(&j);
 	for (i = 1; i < (size_t)argc; i++)
-		tracepoint_json(&j, btf, argv[i]);
+		tracepoint_json(&j, &btf, argv[i]);
 	json_end_object(&j);
 	json_end_object(&j);
 	fputc('\n', stdout);
-	btf__free(btf);
+	kernel_btf_close(&btf);
 	return 0;
 }

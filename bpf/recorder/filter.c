@@ -15,6 +15,7 @@
 #include "record.h"
 #include "record.skel.h"
 #include "filter.h"
+#include "msg.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -90,7 +91,7 @@ static int cgroup_level_of(const char *real, __u32 *level)
 	return 0;
 }
 
-int rec_filter_resolve(const struct rec_opts *o, struct rec_filter *f)
+int filter_resolve(const struct rec_opts *o, struct rec_filter *f)
 {
 	char real[PATH_MAX];
 	struct statfs sfs;
@@ -103,31 +104,31 @@ int rec_filter_resolve(const struct rec_opts *o, struct rec_filter *f)
 	f->cgroup = o->cgroup;
 	for (i = 0; i < o->nr_pids; i++) {
 		if (!pid_exists(o->pids[i])) {
-			rec_error("--pid: no such process: %d", o->pids[i]);
+			msg_error("--pid: no such process: %d", o->pids[i]);
 			return -1;
 		}
 	}
 	if (!o->cgroup)
 		return 0;
 	if (!realpath(o->cgroup, real)) {
-		rec_error("--cgroup: %s: %s", o->cgroup, strerror(errno));
+		msg_error("--cgroup: %s: %s", o->cgroup, strerror(errno));
 		return -1;
 	}
 	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		rec_error("--cgroup: %s is not a cgroup v2 directory", o->cgroup);
+		msg_error("--cgroup: %s is not a cgroup v2 directory", o->cgroup);
 		return -1;
 	}
 	err = cgroup_id_of(real, &f->cgroup_id);
 	if (!err)
 		err = cgroup_level_of(real, &f->cgroup_level);
 	if (err) {
-		rec_error("--cgroup: cannot read the cgroup id of %s: %s", o->cgroup, strerror(-err));
+		msg_error("--cgroup: cannot read the cgroup id of %s: %s", o->cgroup, strerror(-err));
 		return -1;
 	}
 	return 0;
 }
 
-void rec_filter_rodata(struct record_bpf *skel, const struct rec_filter *f)
+void filter_rodata(struct record_bpf *skel, const struct rec_filter *f)
 {
 	int i;
 

@@ -20,9 +20,9 @@ struct rec_filter {
 
 /* Checks that every pid exists and that the cgroup is a cgroup v2
  * directory. 0, or -1 with a one-line message (exit status 2). */
-int rec_filter_resolve(const struct rec_opts *o, struct rec_filter *f);
+int filter_resolve(const struct rec_opts *o, struct rec_filter *f);
 
 /* Before load: the rodata switches. */
-void rec_filter_rodata(struct record_bpf *skel, const struct rec_filter *f);
+void filter_rodata(struct record_bpf *skel, const struct rec_filter *f);
 
 #endif

@@ -23,30 +23,25 @@ struct rec_holders {
 };
 
 /* The holder maps into h. 0 or a negative errno. */
-int rec_read_holders(struct record_bpf *skel, struct rec_holders *h);
-void rec_holders_free(struct rec_holders *h);
+int holder_read_maps(struct record_bpf *skel, struct rec_holders *h);
+void holder_read_free(struct rec_holders *h);
 /* A deep copy of src into dst (whose old contents are not freed). */
-int rec_holders_copy(const struct rec_holders *src, struct rec_holders *dst);
+int holder_read_copy(const struct rec_holders *src, struct rec_holders *dst);
 
 struct rec_probe;
 /* Before load: the group's maps only when it is on (and it is turned off
  * where the kernel lacks what it needs). */
-void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p);
+void holder_tick_configure(struct record_bpf *skel, struct rec_probe *p);
 /* The snapshot timer on every CPU (after the probes are attached); 0 or a
  * negative errno, its reason kept for the JSON. */
-int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms);
+int holder_tick_attach(struct rec_probe *p, unsigned int period_ms);
 /* Detaches the timers; how many there were. */
-int rec_holder_ticks_detach(void);
+int holder_tick_detach(void);
 /* CPUs with a timer; *why: why not, or NULL. */
-int rec_holder_ticks_cpus(const char **why);
+int holder_tick_cpus(const char **why);
 
 /* The "holders" object. */
-void rec_write_holders(struct rec_session *s, struct json_out *j);
+void holder_read_json(struct rec_session *s, struct json_out *j);
 
-/* Shared with the off-CPU records (json.c): why a thread slept, from
- * its kernel stack: "journal", "io" or "other". */
-const char *rec_blocked_reason(const struct frames *kern);
-/* Command name of a thread (json.c). */
-const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len);
 
 #endif

@@ -14,6 +14,7 @@
 #include "holder.h"
 #include "session.h"
 #include "symbolize.h"
+#include "document.h"
 
 static const char *const state_names[] = {
 	[HS_UNKNOWN] = "unknown", [HS_ON_CPU] = "on_cpu", [HS_RUNQUEUE] = "runqueue",
@@ -69,7 +70,7 @@ static int read_rows(int fd, int ncpu, struct rec_holder **rows, size_t *nr)
 	return 0;
 }
 
-int rec_read_holders(struct record_bpf *skel, struct rec_holders *h)
+int holder_read_maps(struct record_bpf *skel, struct rec_holders *h)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd, c, err;
 	__u64 *cvals;
@@ -97,7 +98,7 @@ int rec_read_holders(struct record_bpf *skel, struct rec_holders *h)
 	return 0;
 }
 
-void rec_holders_free(struct rec_holders *h)
+void holder_read_free(struct rec_holders *h)
 {
 	free(h->rows);
 	free(h->releasers);
@@ -113,14 +114,14 @@ static struct rec_holder *copy_rows(const struct rec_holder *rows, size_t nr)
 	return out;
 }
 
-int rec_holders_copy(const struct rec_holders *src, struct rec_holders *dst)
+int holder_read_copy(const struct rec_holders *src, struct rec_holders *dst)
 {
 	*dst = *src;
 	dst->rows = copy_rows(src->rows, src->nr);
 	dst->releasers = copy_rows(src->releasers, src->nr_releasers);
 	if (dst->rows && dst->releasers)
 		return 0;
-	rec_holders_free(dst);
+	holder_read_free(dst);
 	return -ENOMEM;
 }
 
@@ -143,7 +144,7 @@ static int holder_frames(struct rec_session *s, __u32 hash, struct frames *out)
 		return 0;
 	for (i = 0; i < REC_HOLDER_DEPTH && fr.ip[i]; i++) {
 		if (s->stacks.ksyms)
-			ksyms_format(s->stacks.ksyms, fr.ip[i], out->f[out->n], FRAME_LEN);
+			symbolize_kernel_format(s->stacks.ksyms, fr.ip[i], out->f[out->n], FRAME_LEN);
 		else
 			snprintf(out->f[out->n], FRAME_LEN, "[unknown]");
 		out->n++;
@@ -179,7 +180,7 @@ static void write_row(struct rec_session *s, struct json_out *j, const struct re
 		json_uint(j, "owner_tid", h->k.owner_tid);
 		json_uint(j, "owner_pid", h->k.owner_pid);
 		json_string(j, "owner_comm",
-			    rec_tid_comm(s, h->k.owner_tid, h->k.owner_pid, comm, sizeof(comm)));
+			    document_tid_comm(s, h->k.owner_tid, h->k.owner_pid, comm, sizeof(comm)));
 	} else {
 		json_null(j, "owner_tid");
 		json_null(j, "owner_pid");
@@ -187,8 +188,7 @@ static void write_row(struct rec_session *s, struct json_out *j, const struct re
 	}
 	json_bool(j, "iowait", h->k.flags & HF_IOWAIT);
 	if (h->k.state == HS_BLOCKED && fr.n)
-		json_string(j, "reason", frames_have_any(&fr, lock_frames) ? "lock" :
-			    rec_blocked_reason(&fr));
+		json_string(j, "reason", frames_have_any(&fr, lock_frames) ? "lock" : "blocked");
 	else
 		json_null(j, "reason");
 	json_key(j, "kstack");
@@ -212,7 +212,7 @@ static void write_releaser(struct rec_session *s, struct json_out *j, const stru
 	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)r->k.lock);
 	json_string(j, "addr", buf);
 	json_uint(j, "waker_pid", r->k.owner_pid);
-	json_string(j, "waker_comm", rec_tid_comm(s, r->k.owner_pid, r->k.owner_pid, comm,
+	json_string(j, "waker_comm", document_tid_comm(s, r->k.owner_pid, r->k.owner_pid, comm,
 						  sizeof(comm)));
 	json_key(j, "kstack");
 	json_begin_array(j);
@@ -224,7 +224,7 @@ static void write_releaser(struct rec_session *s, struct json_out *j, const stru
 	json_end_object(j);
 }
 
-void rec_write_holders(struct rec_session *s, struct json_out *j)
+void holder_read_json(struct rec_session *s, struct json_out *j)
 {
 	struct rec_holders *h = &s->data.holders;
 	const struct rec_group_state *g = &s->probe.groups[GROUP_HOLDERS];
@@ -236,7 +236,7 @@ void rec_write_holders(struct rec_session *s, struct json_out *j)
 	json_begin_object(j);
 	json_bool(j, "enabled", g->attach >= 0);
 	json_uint(j, "period_ms", s->opts->holder_period_ms);
-	json_uint(j, "timer_cpus", rec_holder_ticks_cpus(&why));
+	json_uint(j, "timer_cpus", holder_tick_cpus(&why));
 	if (why)
 		json_string(j, "reason", why);
 	else
@@ -254,7 +254,7 @@ void rec_write_holders(struct rec_session *s, struct json_out *j)
 	for (i = 0; i < h->nr; i++)
 		write_row(s, j, &h->rows[i]);
 	json_end_array(j);
-	json_bool(j, "releasers_enabled", rec_group_on(&s->probe, GROUP_RELEASERS));
+	json_bool(j, "releasers_enabled", probe_group_on(&s->probe, GROUP_RELEASERS));
 	qsort(h->releasers, h->nr_releasers, sizeof(*h->releasers), cmp_holder);
 	json_key(j, "releasers");
 	json_begin_array(j);

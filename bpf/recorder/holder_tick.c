@@ -22,7 +22,7 @@ static struct {
 	char why[160];
 } ticks;
 
-void rec_holder_configure(struct record_bpf *skel, struct rec_probe *p)
+void holder_tick_configure(struct record_bpf *skel, struct rec_probe *p)
 {
 	struct rec_group_state *g = &p->groups[GROUP_HOLDERS];
 	struct bpf_map *maps[] = {
@@ -61,7 +61,7 @@ static struct bpf_program *tick_program(struct record_bpf *skel)
 	return NULL;
 }
 
-int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
+int holder_tick_attach(struct rec_probe *p, unsigned int period_ms)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
@@ -71,7 +71,7 @@ int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
 	struct bpf_program *prog;
 
 	ticks.why[0] = 0;
-	if (!rec_group_on(p, GROUP_HOLDERS))
+	if (!probe_group_on(p, GROUP_HOLDERS))
 		return 0;
 	prog = tick_program(p->skel);
 	if (!prog || ncpu <= 0) {
@@ -102,7 +102,7 @@ int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
 	if (err) {
 		snprintf(ticks.why, sizeof(ticks.why), "cpu-clock timer on CPU %d: %s", cpu,
 			 strerror(-err));
-		rec_holder_ticks_detach();
+		holder_tick_detach();
 		/* said where the groups are listed too: no snapshot will be taken */
 		snprintf(p->groups[GROUP_HOLDERS].reason, sizeof(p->groups[GROUP_HOLDERS].reason),
 			 "no snapshots: %s", ticks.why);
@@ -110,7 +110,7 @@ int rec_holder_ticks_attach(struct rec_probe *p, unsigned int period_ms)
 	return err;
 }
 
-int rec_holder_ticks_detach(void)
+int holder_tick_detach(void)
 {
 	int i, n = ticks.nr;
 
@@ -122,7 +122,7 @@ int rec_holder_ticks_detach(void)
 	return n;
 }
 
-int rec_holder_ticks_cpus(const char **why)
+int holder_tick_cpus(const char **why)
 {
 	*why = ticks.why[0] ? ticks.why : NULL;
 	return ticks.nr;

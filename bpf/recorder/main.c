@@ -15,6 +15,8 @@
 #include <bpf/bpf.h>
 #include "json_out.h"
 #include "session.h"
+#include "msg.h"
+#include "document.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -106,10 +108,10 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 			if (period[t] <= 0 || mono_s() < next[t])
 				continue;
 			if (t == T_SCAN)
-				rec_tick(s);
+				session_tick(s);
 			else if (t == T_SERIES)
-				rec_series_tick(s);
-			else if (rec_overhead_tick(s) && !watch_stdin)
+				session_series_tick(s);
+			else if (session_overhead_tick(s) && !watch_stdin)
 				return WAKE_DEADLINE;
 			next[t] += period[t];
 			if (next[t] < mono_s())
@@ -123,13 +125,13 @@ static int check_privileges(void)
 	int fd;
 
 	if (geteuid() != 0) {
-		rec_error("not root: recording needs root (CAP_BPF and CAP_PERFMON); "
+		msg_error("not root: recording needs root (CAP_BPF and CAP_PERFMON); "
 			  "'lockscope doctor' has the detail");
 		return -1;
 	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "probe", 4, 4, 1, NULL);
 	if (fd < 0) {
-		rec_error("the bpf() syscall is not usable here (%s); 'lockscope doctor' has the detail",
+		msg_error("the bpf() syscall is not usable here (%s); 'lockscope doctor' has the detail",
 			  strerror(errno));
 		return -1;
 	}
@@ -145,16 +147,18 @@ static int list_features(const struct rec_opts *o, const struct rec_filter *f)
 
 	memset(&s, 0, sizeof(s));
 	if (!err)
-		err = rec_prepare(&s, o, f);
+		err = session_prepare(&s, o, f);
 	if (err)
-		rec_probe_all_off(&s.probe, err == -EPERM ? "cannot probe: not root or no bpf()" :
+		probe_all_off(&s.probe, err == -EPERM ? "cannot probe: not root or no bpf()" :
 				  "cannot probe: the BPF object did not load (see stderr)");
 	json_begin_object(&j);
 	json_key(&j, "groups");
-	rec_probe_json(&s.probe, &j, true);
+	probe_json(&s.probe, &j, true);
+	json_key(&j, "machinery_frames");
+	stacks_machinery_json(&j);
 	json_end_object(&j);
 	fputc('\n', stdout);
-	rec_finish(&s);
+	session_finish(&s);
 	return err ? 1 : 0;
 }
 
@@ -168,18 +172,18 @@ static int write_output(struct rec_session *s, const char *out)
 		snprintf(tmp, sizeof(tmp), "%s.tmp", out);
 		f = fopen(tmp, "we");
 		if (!f) {
-			rec_error("cannot write %s: %s", tmp, strerror(errno));
+			msg_error("cannot write %s: %s", tmp, strerror(errno));
 			return -errno;
 		}
 	}
-	err = rec_write_json(s, f);
+	err = document_write(s, f);
 	if (out) {
 		if (fclose(f) && !err)
 			err = -errno;
 		if (!err && rename(tmp, out))
 			err = -errno;
 		if (err) {
-			rec_error("cannot write %s: %s", out, strerror(-err));
+			msg_error("cannot write %s: %s", out, strerror(-err));
 			unlink(tmp);
 		}
 	} else {
@@ -197,9 +201,9 @@ int main(int argc, char **argv)
 	enum wake w = WAKE_LINE;
 	int code, err;
 
-	if (rec_opts_parse(argc, argv, &o, &code))
+	if (opts_parse(argc, argv, &o, &code))
 		return code;
-	if (rec_probe_check_names(&o) || rec_filter_resolve(&o, &filter))
+	if (probe_check_names(&o) || filter_resolve(&o, &filter))
 		return EXIT_USAGE;
 	if (o.list_features)
 		return list_features(&o, &filter);
@@ -207,9 +211,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (install_signals())
 		return 1;
-	err = rec_prepare(&s, &o, &filter);
+	err = session_prepare(&s, &o, &filter);
 	if (err) {
-		rec_finish(&s);
+		session_finish(&s);
 		return 1;
 	}
 	if (o.start_on_stdin) {
@@ -218,7 +222,7 @@ int main(int argc, char **argv)
 		w = wait_for(&s, true, 0);
 	}
 	if (w == WAKE_LINE) {
-		rec_start(&s);
+		session_start(&s);
 		/* the window is open: a caller can start its workload now */
 		printf("started\n");
 		fflush(stdout);
@@ -226,8 +230,8 @@ int main(int argc, char **argv)
 			deadline = mono_s() + o.duration;
 		wait_for(&s, o.start_on_stdin, deadline);
 	}
-	rec_stop(&s);
-	err = rec_read(&s);
+	session_stop(&s);
+	err = session_read(&s);
 	if (!err)
 		err = write_output(&s, o.out);
 	if (!err && o.start_on_stdin && o.out) {
@@ -235,6 +239,6 @@ int main(int argc, char **argv)
 		printf("done\n");
 		fflush(stdout);
 	}
-	rec_finish(&s);
+	session_finish(&s);
 	return err ? 1 : 0;
 }

@@ -12,7 +12,7 @@
 /* Each thread's last off-CPU record is still summed in its entry (the
  * kernel side flushes it when the key changes): add it to the map's. A new
  * key beyond the map's size is a drop, as it would have been in the map. */
-int rec_offcpu_add_pending(struct rec_data *d, size_t max)
+int offcpu_add_pending(struct rec_data *d, size_t max)
 {
 	size_t i, k, n = d->nr_offcpu;
 	struct rec_offcpu *arr;
@@ -33,7 +33,7 @@ int rec_offcpu_add_pending(struct rec_data *d, size_t max)
 				break;
 		if (k == d->nr_offcpu) {
 			if (d->nr_offcpu >= max) {
-				d->drops[DROP_OFFCPU_FULL]++;
+				d->tallies[DROP_OFFCPU_FULL]++;
 				continue;
 			}
 			memset(&arr[k], 0, sizeof(arr[k]));
@@ -87,7 +87,7 @@ static __u64 share_of(__u64 whole, __u64 weight, __u64 total)
  * of the same group in proportion to the sampled time (the rounding rest to
  * the largest), so that each thread's records still sum to its measured
  * off-CPU time; a group without any sample keeps its record without stacks. */
-void rec_offcpu_spread(struct rec_data *d)
+void offcpu_spread(struct rec_data *d)
 {
 	struct rec_offcpu *o = d->offcpu;
 	size_t i = 0, g, e, big, out = 0;

@@ -8,10 +8,10 @@
 
 /* Adds each thread's pending record (d->tasks) to d->offcpu; a new key
  * beyond max records counts one DROP_OFFCPU_FULL. 0 or -ENOMEM. */
-int rec_offcpu_add_pending(struct rec_data *d, size_t max);
+int offcpu_add_pending(struct rec_data *d, size_t max);
 
 /* Spreads each unsampled record over the sampled ones of its (thread,
  * reason, lock, system call) and fills every record's `sampled`. */
-void rec_offcpu_spread(struct rec_data *d);
+void offcpu_spread(struct rec_data *d);
 
 #endif

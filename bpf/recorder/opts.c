@@ -4,108 +4,127 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "msg.h"
 #include "opts.h"
 
-enum {
-	OPT_DURATION = 'd', OPT_OUT = 'o', OPT_PID = 'p', OPT_COMM = 'c', OPT_HELP = 'h',
-	OPT_VERBOSE = 'v',
-	OPT_CGROUP = 256, OPT_START_STDIN, OPT_LIST, OPT_NO_USTACKS, OPT_MIN_BLOCK,
-	OPT_MAX_LOCKS, OPT_MAX_STACKS, OPT_STACK_DEPTH, OPT_MAX_INODES, OPT_MAX_THREADS,
-	OPT_MAX_OFFCPU, OPT_MAX_INFLIGHT, OPT_SCAN_MS, OPT_MOUNT_MAX, OPT_DISABLE, OPT_ATTACH,
-	OPT_STACK_REFRESH, OPT_MAX_OVERHEAD, OPT_INTERVAL, OPT_SERIES_OUT,
-	OPT_HOLDER_PERIOD,
+/* How an option's argument is read into struct rec_opts. */
+enum opt_kind {
+	OK_SET,       /* no argument: sets the bool */
+	OK_CLEAR,     /* no argument: clears the bool (its default is true) */
+	OK_STRING,
+	OK_UINT,      /* integer in [min, max] */
+	OK_DOUBLE,    /* number in [min, max], or (min, max] with min_open */
+	OK_PIDS,
+	OK_COMM,
+	OK_HELP,
 };
 
-struct opt_doc {
-	struct option opt;
-	const char *arg;
+/* One option: its name, how it is parsed, its default and bounds, its help.
+ * The only place each of these is written: parsing, defaults and --help all
+ * read this table. */
+struct opt_def {
+	const char *name;
+	char short_name;       /* 0: long only */
+	const char *arg;       /* NULL: takes no argument */
+	enum opt_kind kind;
+	size_t offset;         /* of the field in struct rec_opts */
+	double def, min, max;  /* OK_UINT, OK_DOUBLE */
+	bool min_open;
 	const char *help;
+	const char *def_note;  /* after the numeric default (e.g. what 0 means), or the
+				* whole default text for other kinds */
 };
 
-static const struct opt_doc docs[] = {
-	{ { "duration", required_argument, NULL, OPT_DURATION }, "S",
-	  "record for S seconds (fractions allowed); default: until SIGINT/SIGTERM" },
-	{ { "out", required_argument, NULL, OPT_OUT }, "FILE",
-	  "write the JSON document to FILE (default: stdout)" },
-	{ { "pid", required_argument, NULL, OPT_PID }, "PID[,PID...]",
-	  "trace these processes and all their threads" },
-	{ { "comm", required_argument, NULL, OPT_COMM }, "NAME",
-	  "trace threads whose command name is NAME" },
-	{ { "cgroup", required_argument, NULL, OPT_CGROUP }, "PATH",
-	  "trace tasks in this cgroup v2 directory and its descendants" },
-	{ { "start-on-stdin", no_argument, NULL, OPT_START_STDIN }, NULL,
+#define F(field) offsetof(struct rec_opts, field)
+#define MAP_MAX (1u << 24)
+
+static const struct opt_def defs[] = {
+	{ "duration", 'd', "S", OK_DOUBLE, F(duration), 0, 0, 1e7, true,
+	  "record for S seconds (fractions allowed)", "until SIGINT/SIGTERM" },
+	{ "out", 'o', "FILE", OK_STRING, F(out), 0, 0, 0, false,
+	  "write the JSON document to FILE", "stdout" },
+	{ "pid", 'p', "PID[,PID...]", OK_PIDS, 0, 0, 0, 0, false,
+	  "trace these processes and all their threads", NULL },
+	{ "comm", 'c', "NAME", OK_COMM, F(comm), 0, 0, 0, false,
+	  "trace threads whose command name is NAME", NULL },
+	{ "cgroup", 0, "PATH", OK_STRING, F(cgroup), 0, 0, 0, false,
+	  "trace tasks in this cgroup v2 directory and its descendants", NULL },
+	{ "start-on-stdin", 0, NULL, OK_SET, F(start_on_stdin), 0, 0, 0, false,
 	  "attach, print 'ready', count from the first line on stdin (then print "
 	  "'started') until a second line, EOF, a signal or --duration; with --out, print "
-	  "'done' once the file is written (detaching follows)" },
-	{ { "list-features", no_argument, NULL, OPT_LIST }, NULL,
-	  "load and attach every probe group, print which are usable as JSON, exit" },
-	{ { "min-block-us", required_argument, NULL, OPT_MIN_BLOCK }, "N",
-	  "off-CPU periods shorter than N us get no stack record (default 1)" },
-	{ { "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS }, NULL,
-	  "do not collect user stacks" },
-	{ { "stack-refresh-ms", required_argument, NULL, OPT_STACK_REFRESH }, "N",
+	  "'done' once the file is written (detaching follows)", NULL },
+	{ "list-features", 0, NULL, OK_SET, F(list_features), 0, 0, 0, false,
+	  "load and attach every probe group, print which are usable as JSON, exit", NULL },
+	{ "min-block-us", 0, "N", OK_UINT, F(min_block_us), 1, 0, MAP_MAX, false,
+	  "off-CPU periods shorter than N us get no stack record", NULL },
+	{ "no-user-stacks", 0, NULL, OK_CLEAR, F(user_stacks), 0, 0, 0, false,
+	  "do not collect user stacks", NULL },
+	{ "stack-refresh-ms", 0, "N", OK_UINT, F(stack_refresh_ms), 100, 0, 60000, false,
 	  "off-CPU stacks are sampled once per N ms per thread, system call and reason (the "
 	  "rest weighted onto the samples), and a lock wait on the same code path (return "
-	  "addresses, lock, user IP, syscall) within N ms reuses its stacks (default 100; "
-	  "0: walk every time)" },
-	{ { "holder-period-ms", required_argument, NULL, OPT_HOLDER_PERIOD }, "N",
+	  "addresses, lock, user IP, syscall) within N ms reuses its stacks", "0: walk every time" },
+	{ "holder-period-ms", 0, "N", OK_UINT, F(holder_period_ms), 2, 1, 1000, false,
 	  "every N ms, a snapshot of the holder of each lock traced threads wait on "
-	  "(probe group 'holders'; default 2)" },
-	{ { "max-locks", required_argument, NULL, OPT_MAX_LOCKS }, "N",
-	  "entries of the lock-wait map, one per (lock, flags, stacks, process) (default 16384)" },
-	{ { "max-stacks", required_argument, NULL, OPT_MAX_STACKS }, "N",
-	  "entries of the stack map, kernel and user stacks together (default 16384)" },
-	{ { "stack-depth", required_argument, NULL, OPT_STACK_DEPTH }, "N",
-	  "frames kept per stack, at most 127 (default 64)" },
-	{ { "max-inodes", required_argument, NULL, OPT_MAX_INODES }, "N",
-	  "entries of the lock-address->inode map and of the per-inode I/O map (default 16384)" },
-	{ { "max-threads", required_argument, NULL, OPT_MAX_THREADS }, "N",
-	  "traced threads (default 8192)" },
-	{ { "max-offcpu", required_argument, NULL, OPT_MAX_OFFCPU }, "N",
-	  "entries of the off-CPU map, one per (thread, stacks, reason) (default 16384)" },
-	{ { "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT }, "N",
-	  "DIOs and block requests in flight at once (default 8192)" },
-	{ { "scan-interval-ms", required_argument, NULL, OPT_SCAN_MS }, "N",
-	  "read /proc/PID/fd and maps of traced processes every N ms while recording "
-	  "(default 500; 0: only at start and stop)" },
-	{ { "mount-search-max", required_argument, NULL, OPT_MOUNT_MAX }, "N",
-	  "directory entries visited when searching a mount for an inode's path (default 200000)" },
-	{ { "disable", required_argument, NULL, OPT_DISABLE }, "GROUP[,GROUP...]",
-	  "turn probe groups off (names as in --list-features)" },
-	{ { "attach-kinds", required_argument, NULL, OPT_ATTACH }, "KIND[,KIND...]",
-	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe (default all)" },
-	{ { "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD }, "PCT",
+	  "(probe group 'holders')", NULL },
+	{ "max-locks", 0, "N", OK_UINT, F(max_locks), 16384, 1, MAP_MAX, false,
+	  "entries of the lock-wait map, one per (lock, flags, stacks, process)", NULL },
+	{ "max-stacks", 0, "N", OK_UINT, F(max_stacks), 16384, 1, MAP_MAX, false,
+	  "entries of the stack map, kernel and user stacks together", NULL },
+	{ "stack-depth", 0, "N", OK_UINT, F(stack_depth), 64, 1, REC_MAX_STACK_DEPTH, false,
+	  "frames kept per stack", NULL },
+	{ "max-inodes", 0, "N", OK_UINT, F(max_inodes), 16384, 1, MAP_MAX, false,
+	  "entries of the lock-address->inode map and of the per-inode I/O map", NULL },
+	{ "max-threads", 0, "N", OK_UINT, F(max_threads), 8192, 1, MAP_MAX, false,
+	  "traced threads", NULL },
+	{ "max-offcpu", 0, "N", OK_UINT, F(max_offcpu), 16384, 1, MAP_MAX, false,
+	  "entries of the off-CPU map, one per (thread, stacks, reason)", NULL },
+	{ "max-inflight", 0, "N", OK_UINT, F(max_inflight), 8192, 1, MAP_MAX, false,
+	  "DIOs and block requests in flight at once", NULL },
+	{ "scan-interval-ms", 0, "N", OK_UINT, F(scan_ms), 500, 0, MAP_MAX, false,
+	  "read /proc/PID/fd and maps of traced processes every N ms while recording",
+	  "0: only at start and stop" },
+	{ "mount-search-max", 0, "N", OK_UINT, F(mount_search_max), 200000, 0, MAP_MAX, false,
+	  "directory entries visited when searching a mount for an inode's path", NULL },
+	{ "disable", 0, "GROUP[,GROUP...]", OK_STRING, F(disable), 0, 0, 0, false,
+	  "turn probe groups off (names as in --list-features)", NULL },
+	{ "attach-kinds", 0, "KIND[,KIND...]", OK_STRING, F(attach_kinds), 0, 0, 0, false,
+	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe", "all" },
+	{ "max-overhead", 0, "PCT", OK_DOUBLE, F(max_overhead_pct), 2, 0, 100, false,
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
 	  "went over it, shed user stacks, then all stacks, then the costliest non-core probe "
 	  "group; with only the core groups (lock, dio, sched) left and still over, detach and "
-	  "end the window early (default 2; 0: never shed)" },
-	{ { "interval-ms", required_argument, NULL, OPT_INTERVAL }, "N",
+	  "end the window early", "0: never shed" },
+	{ "interval-ms", 0, "N", OK_UINT, F(interval_ms), 0, 0, 3600000, false,
 	  "every N ms, add the changes since the last interval to the document's \"series\" "
-	  "(default 0: off; at least 100)" },
-	{ { "series-out", required_argument, NULL, OPT_SERIES_OUT }, "FILE",
-	  "also write each interval as one JSON line to FILE, flushed per line (needs --interval-ms)" },
-	{ { "verbose", no_argument, NULL, OPT_VERBOSE }, NULL, "libbpf and loader messages on stderr" },
-	{ { "help", no_argument, NULL, OPT_HELP }, NULL, "this text" },
+	  "(0: off; else at least 100)", NULL },
+	{ "series-out", 0, "FILE", OK_STRING, F(series_out), 0, 0, 0, false,
+	  "also write each interval as one JSON line to FILE, flushed per line (needs --interval-ms)",
+	  NULL },
+	{ "verbose", 'v', NULL, OK_SET, F(verbose), 0, 0, 0, false,
+	  "libbpf and loader messages on stderr", NULL },
+	{ "help", 'h', NULL, OK_HELP, 0, 0, 0, 0, false, "this text", NULL },
 };
 
-#define NR_DOCS (sizeof(docs) / sizeof(docs[0]))
+#define NR_DEFS (sizeof(defs) / sizeof(defs[0]))
 
-void rec_error(const char *fmt, ...)
+/* "(default 100; 0: walk every time)", from the table. */
+static void default_text(const struct opt_def *d, char *buf, size_t len)
 {
-	va_list ap;
-
-	fputs("lockscope-record: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	buf[0] = 0;
+	if (d->kind == OK_UINT || (d->kind == OK_DOUBLE && d->def))
+		snprintf(buf, len, " (default %g%s%s)", d->def, d->def_note ? "; " : "",
+			 d->def_note ? d->def_note : "");
+	else if (d->def_note)
+		snprintf(buf, len, " (default: %s)", d->def_note);
 }
 
 static void usage(FILE *f)
 {
+	char left[64], def[128];
 	size_t i;
 
 	fprintf(f,
@@ -113,12 +132,11 @@ static void usage(FILE *f)
 		"Record which lock each thread waited on, on which file, through which kernel\n"
 		"path; direct-I/O write classes per file; where thread time goes. Writes one\n"
 		"JSON document (schema lockscope-record/1, see docs/recorder-json.md).\n\n");
-	for (i = 0; i < NR_DOCS; i++) {
-		char left[64];
-
-		snprintf(left, sizeof(left), "--%s%s%s", docs[i].opt.name,
-			 docs[i].arg ? " " : "", docs[i].arg ? docs[i].arg : "");
-		fprintf(f, "  %-30s %s\n", left, docs[i].help);
+	for (i = 0; i < NR_DEFS; i++) {
+		snprintf(left, sizeof(left), "--%s%s%s", defs[i].name,
+			 defs[i].arg ? " " : "", defs[i].arg ? defs[i].arg : "");
+		default_text(&defs[i], def, sizeof(def));
+		fprintf(f, "  %-30s %s%s\n", left, defs[i].help, def);
 	}
 	fprintf(f, "\nExit status: 0 recorded; 1 cannot record here (not root, no BPF: see "
 		"'lockscope doctor'); 2 bad input.\n");
@@ -133,7 +151,7 @@ static int parse_uint(const char *name, const char *s, unsigned int min, unsigne
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		rec_error("--%s: expected an integer in [%u, %u], got '%s'", name, min, max, s);
+		msg_error("--%s: expected an integer in [%u, %u], got '%s'", name, min, max, s);
 		return -1;
 	}
 	*out = v;
@@ -154,12 +172,12 @@ static int parse_pids(const char *s, struct rec_opts *o)
 		errno = 0;
 		v = strtol(tok, &end, 10);
 		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
-			rec_error("--pid: not a process id: '%s'", tok);
+			msg_error("--pid: not a process id: '%s'", tok);
 			rc = -1;
 			break;
 		}
 		if (o->nr_pids >= REC_MAX_PIDS) {
-			rec_error("--pid: at most %d processes", REC_MAX_PIDS);
+			msg_error("--pid: at most %d processes", REC_MAX_PIDS);
 			rc = -1;
 			break;
 		}
@@ -169,125 +187,142 @@ static int parse_pids(const char *s, struct rec_opts *o)
 	return rc;
 }
 
-int rec_opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
+static int parse_double(const struct opt_def *d, const char *s, double *out)
 {
-	struct option longopts[NR_DOCS + 1];
-	const char *shortopts = ":d:o:p:c:hv";
 	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(d->min_open ? v > d->min : v >= d->min) || v > d->max) {
+		msg_error("--%s: expected a number in %c%g, %g], got '%s'", d->name,
+			  d->min_open ? '(' : '[', d->min, d->max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void set_defaults(struct rec_opts *o)
+{
 	size_t i;
-	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->user_stacks = true;
-	o->min_block_us = 1;
-	o->stack_refresh_ms = 100;
-	o->holder_period_ms = 2;
-	o->max_locks = 16384;
-	o->max_stacks = 16384;
-	o->stack_depth = 64;
-	o->max_inodes = 16384;
-	o->max_threads = 8192;
-	o->max_offcpu = 16384;
-	o->max_inflight = 8192;
-	o->scan_ms = 500;
-	o->mount_search_max = 200000;
-	o->max_overhead_pct = 2;
-	o->argc = argc;
-	o->argv = argv;
-	for (i = 0; i < NR_DOCS; i++)
-		longopts[i] = docs[i].opt;
-	memset(&longopts[NR_DOCS], 0, sizeof(longopts[0]));
+	for (i = 0; i < NR_DEFS; i++) {
+		char *field = (char *)o + defs[i].offset;
 
-	*exit_code = EXIT_USAGE;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		unsigned int *target = NULL, min = 1, max = 1u << 24;
-		const char *name = "";
+		if (defs[i].kind == OK_UINT)
+			*(unsigned int *)field = defs[i].def;
+		else if (defs[i].kind == OK_DOUBLE)
+			*(double *)field = defs[i].def;
+		else if (defs[i].kind == OK_CLEAR)
+			*(bool *)field = true;
+	}
+}
 
-		switch (c) {
-		case OPT_DURATION:
-			errno = 0;
-			o->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 1e7) {
-				rec_error("--duration: expected a number of seconds > 0, got '%s'", optarg);
-				return -1;
-			}
-			break;
-		case OPT_OUT: o->out = optarg; break;
-		case OPT_SERIES_OUT: o->series_out = optarg; break;
-		case OPT_MAX_OVERHEAD:
-			errno = 0;
-			o->max_overhead_pct = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->max_overhead_pct >= 0) ||
-			    o->max_overhead_pct > 100) {
-				rec_error("--max-overhead: expected a percentage in [0, 100], got '%s'", optarg);
-				return -1;
-			}
-			break;
-		case OPT_INTERVAL:
-			target = &o->interval_ms; name = "interval-ms"; min = 0; max = 3600000;
-			break;
-		case OPT_PID:
-			if (parse_pids(optarg, o))
-				return -1;
-			break;
-		case OPT_COMM:
-			if (!*optarg || strlen(optarg) > 15) {
-				rec_error("--comm: a command name has 1 to 15 characters: '%s'", optarg);
-				return -1;
-			}
-			o->comm = optarg;
-			break;
-		case OPT_CGROUP: o->cgroup = optarg; break;
-		case OPT_START_STDIN: o->start_on_stdin = true; break;
-		case OPT_LIST: o->list_features = true; break;
-		case OPT_NO_USTACKS: o->user_stacks = false; break;
-		case OPT_VERBOSE: o->verbose = true; break;
-		case OPT_DISABLE: o->disable = optarg; break;
-		case OPT_ATTACH: o->attach_kinds = optarg; break;
-		case OPT_MIN_BLOCK: target = &o->min_block_us; name = "min-block-us"; min = 0; break;
-		case OPT_STACK_REFRESH:
-			target = &o->stack_refresh_ms; name = "stack-refresh-ms"; min = 0; max = 60000;
-			break;
-		case OPT_HOLDER_PERIOD:
-			target = &o->holder_period_ms; name = "holder-period-ms"; min = 1; max = 1000;
-			break;
-		case OPT_MAX_LOCKS: target = &o->max_locks; name = "max-locks"; break;
-		case OPT_MAX_STACKS: target = &o->max_stacks; name = "max-stacks"; break;
-		case OPT_STACK_DEPTH:
-			target = &o->stack_depth; name = "stack-depth"; max = REC_MAX_STACK_DEPTH;
-			break;
-		case OPT_MAX_INODES: target = &o->max_inodes; name = "max-inodes"; break;
-		case OPT_MAX_THREADS: target = &o->max_threads; name = "max-threads"; break;
-		case OPT_MAX_OFFCPU: target = &o->max_offcpu; name = "max-offcpu"; break;
-		case OPT_MAX_INFLIGHT: target = &o->max_inflight; name = "max-inflight"; break;
-		case OPT_SCAN_MS: target = &o->scan_ms; name = "scan-interval-ms"; min = 0; break;
-		case OPT_MOUNT_MAX: target = &o->mount_search_max; name = "mount-search-max"; min = 0;
-			break;
-		case OPT_HELP:
-			usage(stdout);
-			*exit_code = 0;
-			return -1;
-		case ':':
-			rec_error("option %s needs an argument", argv[optind - 1]);
-			return -1;
-		default:
-			rec_error("unknown option '%s' (see --help)", argv[optind - 1]);
+/* Reads one option's argument into o. 0, or -1 with a message printed. */
+static int apply(const struct opt_def *d, const char *arg, struct rec_opts *o)
+{
+	char *field = (char *)o + d->offset;
+
+	switch (d->kind) {
+	case OK_SET: *(bool *)field = true; return 0;
+	case OK_CLEAR: *(bool *)field = false; return 0;
+	case OK_STRING: *(const char **)field = arg; return 0;
+	case OK_UINT: return parse_uint(d->name, arg, d->min, d->max, (unsigned int *)field);
+	case OK_DOUBLE: return parse_double(d, arg, (double *)field);
+	case OK_PIDS: return parse_pids(arg, o);
+	case OK_COMM:
+		if (!*arg || strlen(arg) > 15) {
+			msg_error("--comm: a command name has 1 to 15 characters: '%s'", arg);
 			return -1;
 		}
-		if (target && parse_uint(name, optarg, min, max, target))
-			return -1;
+		*(const char **)field = arg;
+		return 0;
+	case OK_HELP: return 0;
 	}
+	return 0;
+}
+
+/* Rules between options, once all are read. */
+static int check_combinations(const struct rec_opts *o)
+{
 	if (o->interval_ms && o->interval_ms < 100) {
-		rec_error("--interval-ms: at least 100 (or 0 for no series), got %u", o->interval_ms);
+		msg_error("--interval-ms: at least 100 (or 0 for no series), got %u", o->interval_ms);
 		return -1;
 	}
 	if (o->series_out && !o->interval_ms) {
-		rec_error("--series-out needs --interval-ms N");
+		msg_error("--series-out needs --interval-ms N");
 		return -1;
 	}
+	return 0;
+}
+
+/* getopt_long's tables from defs: a long option returns its index + 256,
+ * a short one its letter. */
+static void getopt_tables(struct option *longopts, char *shortopts, size_t len)
+{
+	size_t i, n = 0;
+
+	n += snprintf(shortopts, len, ":");
+	for (i = 0; i < NR_DEFS; i++) {
+		longopts[i] = (struct option){ defs[i].name,
+			defs[i].arg ? required_argument : no_argument, NULL,
+			defs[i].short_name ? defs[i].short_name : (int)(256 + i) };
+		if (defs[i].short_name && n + 3 < len)
+			n += snprintf(shortopts + n, len - n, "%c%s", defs[i].short_name,
+				      defs[i].arg ? ":" : "");
+	}
+	memset(&longopts[NR_DEFS], 0, sizeof(longopts[0]));
+}
+
+static const struct opt_def *def_of(int c)
+{
+	size_t i;
+
+	if (c >= 256 && (size_t)c < 256 + NR_DEFS)
+		return &defs[c - 256];
+	for (i = 0; i < NR_DEFS; i++)
+		if (defs[i].short_name && defs[i].short_name == c)
+			return &defs[i];
+	return NULL;
+}
+
+int opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)
+{
+	struct option longopts[NR_DEFS + 1];
+	char shortopts[64];
+	int c;
+
+	set_defaults(o);
+	o->argc = argc;
+	o->argv = argv;
+	getopt_tables(longopts, shortopts, sizeof(shortopts));
+	*exit_code = EXIT_USAGE;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct opt_def *d = def_of(c);
+
+		if (c == ':') {
+			msg_error("option %s needs an argument", argv[optind - 1]);
+			return -1;
+		}
+		if (!d) {
+			msg_error("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -1;
+		}
+		if (d->kind == OK_HELP) {
+			usage(stdout);
+			*exit_code = 0;
+			return -1;
+		}
+		if (apply(d, optarg, o))
+			return -1;
+	}
+	if (check_combinations(o))
+		return -1;
 	if (optind < argc) {
-		rec_error("unexpected argument '%s' (see --help)", argv[optind]);
+		msg_error("unexpected argument '%s' (see --help)", argv[optind]);
 		return -1;
 	}
 	*exit_code = 0;

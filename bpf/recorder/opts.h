@@ -42,9 +42,6 @@ struct rec_opts {
 
 /* Fills opts from argv. Returns 0 to go on, -1 when the run should end with
  * *exit_code (help printed: 0; bad input: EXIT_USAGE, message printed). */
-int rec_opts_parse(int argc, char **argv, struct rec_opts *opts, int *exit_code);
-
-/* One-line error on stderr, prefixed with the program name. */
-void rec_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int opts_parse(int argc, char **argv, struct rec_opts *opts, int *exit_code);
 
 #endif

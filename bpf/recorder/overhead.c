@@ -19,7 +19,7 @@
 
 /* The analysis cannot stand without these: lock waits, DIO (and the
  * i_rwsem addresses it learns), per-thread time. */
-bool ovh_group_core(int g)
+bool overhead_group_core(int g)
 {
 	return g == GROUP_LOCK || g == GROUP_DIO || g == GROUP_SCHED;
 }
@@ -69,7 +69,7 @@ static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 	return window && v->online_cpus > 0 ? (double)ns / ((double)window * v->online_cpus) : 0;
 }
 
-void ovh_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct)
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct)
 {
 	struct bpf_program *prog;
 	bool was_on = sysctl_on();
@@ -94,12 +94,12 @@ void ovh_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhe
 		p = &v->progs[v->nr_progs++];
 		p->name = bpf_program__name(prog);
 		p->fd = bpf_program__fd(prog);
-		p->group = rec_prog_group(p->name, &kind);
+		p->group = probe_prog_group(p->name, &kind);
 	}
 	read_progs(v);
 }
 
-void ovh_start(struct rec_overhead *v, __u64 now)
+void overhead_start(struct rec_overhead *v, __u64 now)
 {
 	int i;
 
@@ -115,7 +115,7 @@ void ovh_start(struct rec_overhead *v, __u64 now)
 	v->ru_mark = v->ru_start;
 }
 
-void ovh_stop(struct rec_overhead *v, __u64 now)
+void overhead_stop(struct rec_overhead *v, __u64 now)
 {
 	if (!v->start_mono || v->end_mono)
 		return;
@@ -124,7 +124,7 @@ void ovh_stop(struct rec_overhead *v, __u64 now)
 	getrusage(RUSAGE_SELF, &v->ru_end);
 }
 
-void ovh_free(struct rec_overhead *v)
+void overhead_free(struct rec_overhead *v)
 {
 	if (v->stats_fd > 0)
 		close(v->stats_fd);
@@ -138,7 +138,7 @@ static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const 
 		v->shed[v->nr_shed++] = (struct rec_shed){ now, kind, what, share };
 }
 
-bool ovh_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 	      __u64 now)
 {
 	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
@@ -175,7 +175,7 @@ bool ovh_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe 
 		return false;
 	}
 	for (i = 0; i < NR_GROUPS; i++) {
-		if (ovh_group_core(i) || v->group_shed[i] || !rec_group_on(probe, i))
+		if (overhead_group_core(i) || v->group_shed[i] || !probe_group_on(probe, i))
 			continue;
 		if (group_ns[i] > best_ns) {
 			best_ns = group_ns[i];
@@ -183,16 +183,16 @@ bool ovh_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe 
 		}
 	}
 	if (best >= 0) {
-		rec_probe_detach_group(probe, best);
+		probe_detach_group(probe, best);
 		v->group_shed[best] = true;
-		add_shed(v, now, "group", rec_groups[best].name, share);
+		add_shed(v, now, "group", probe_groups[best].name, share);
 		return false;
 	}
 	/* only the core groups are left, and they alone are over budget */
-	rec_probe_detach_group(probe, -1);
+	probe_detach_group(probe, -1);
 	__atomic_store_n(&skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
 	for (i = 0; i < NR_GROUPS; i++)
-		v->group_shed[i] = v->group_shed[i] || rec_group_on(probe, i);
+		v->group_shed[i] = v->group_shed[i] || probe_group_on(probe, i);
 	v->detached = true;
 	add_shed(v, now, "all", "all", share);
 	return true;
@@ -223,7 +223,7 @@ static int cmp_prog_ns(const void *a, const void *b)
 	return dx > dy ? -1 : dx < dy;
 }
 
-void ovh_json(struct rec_overhead *v, struct json_out *j)
+void overhead_json(struct rec_overhead *v, struct json_out *j)
 {
 	static const char *const src_names[] = { "unavailable", "session", "already_on" };
 	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
@@ -262,8 +262,8 @@ void ovh_json(struct rec_overhead *v, struct json_out *j)
 	json_key(j, "core_groups");
 	json_begin_array(j);
 	for (i = 0; i < NR_GROUPS; i++)
-		if (ovh_group_core(i))
-			json_value_string(j, rec_groups[i].name);
+		if (overhead_group_core(i))
+			json_value_string(j, probe_groups[i].name);
 	json_end_array(j);
 	json_key(j, "per_program");
 	json_begin_array(j);
@@ -274,7 +274,7 @@ void ovh_json(struct rec_overhead *v, struct json_out *j)
 		json_string(j, "name", p->name);
 		json_uint(j, "id", p->id);
 		if (p->group >= 0)
-			json_string(j, "group", rec_groups[p->group].name);
+			json_string(j, "group", probe_groups[p->group].name);
 		else
 			json_null(j, "group");
 		json_runs(j, p->cnt - p->cnt0, p->ns - p->ns0, share_of(v, p->ns - p->ns0, window));
@@ -287,9 +287,9 @@ void ovh_json(struct rec_overhead *v, struct json_out *j)
 		if (!g_loaded[i])
 			continue;
 		json_begin_object(j);
-		json_string(j, "name", rec_groups[i].name);
+		json_string(j, "name", probe_groups[i].name);
 		json_runs(j, g_cnt[i], g_ns[i], share_of(v, g_ns[i], window));
-		json_bool(j, "core", ovh_group_core(i));
+		json_bool(j, "core", overhead_group_core(i));
 		json_bool(j, "shed", v->group_shed[i]);
 		json_end_object(j);
 	}
@@ -318,7 +318,7 @@ void ovh_json(struct rec_overhead *v, struct json_out *j)
 	json_end_object(j);
 }
 
-void ovh_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread)
+void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread)
 {
 	__u64 total = 0, window = now > v->mark_mono ? now - v->mark_mono : 0, user;
 	struct rusage ru;

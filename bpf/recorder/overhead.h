@@ -59,26 +59,26 @@ struct rec_overhead {
 struct record_bpf;
 
 /* After load and attach: turn the statistics on and list the programs. */
-void ovh_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct);
-void ovh_start(struct rec_overhead *v, __u64 now);
-void ovh_stop(struct rec_overhead *v, __u64 now);
-void ovh_free(struct rec_overhead *v);
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct);
+void overhead_start(struct rec_overhead *v, __u64 now);
+void overhead_stop(struct rec_overhead *v, __u64 now);
+void overhead_free(struct rec_overhead *v);
 
 /* Once a second while recording: sheds one step if the last second's share
  * was over the budget. Returns true when everything was detached (only the
  * core groups were left and still over budget): the window must close. */
-bool ovh_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 	      __u64 now);
 
 /* The "overhead" object of the final document. */
-void ovh_json(struct rec_overhead *v, struct json_out *j);
+void overhead_json(struct rec_overhead *v, struct json_out *j);
 
 /* The "overhead" object of one series interval (since the last call);
- * reread: read the programs' statistics now (else: as ovh_stop left them). */
-void ovh_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread);
+ * reread: read the programs' statistics now (else: as overhead_stop left them). */
+void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread);
 
 /* Whether a group is core: never shed alone; when only core groups remain
  * over budget, the recorder detaches everything. */
-bool ovh_group_core(int g);
+bool overhead_group_core(int g);
 
 #endif

@@ -16,23 +16,25 @@
 #include "record.h"
 #include "record.skel.h"
 #include "holder.h"
+#include "kernel_btf.h"
 #include "probe.h"
 #include "tpfmt.h"
 #include "session.h"
+#include "msg.h"
 
 #define K(kind) (1u << ATTACH_##kind)
 #define TRACEPOINT_KINDS (K(TP_BTF) | K(RAW_TP) | K(TRACEPOINT))
 #define BTF_KINDS (K(TP_BTF) | K(RAW_TP))
 #define TRACEFS "/sys/kernel/tracing"
 
-const char *const rec_attach_names[NR_ATTACH] = {
+const char *const probe_attach_names[NR_ATTACH] = {
 	"tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe",
 };
 
 /* Program name suffix per kind, as named in the kern/ fragments. */
 static const char *const suffixes[NR_ATTACH] = { "_btf", "_raw", "_tp", "_fentry", "_kprobe" };
 
-const struct rec_group_def rec_groups[NR_GROUPS] = {
+const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_LOCK] = { "lock", { "lock:contention_begin", "lock:contention_end" },
 		{ "contention_begin", "contention_end" }, TRACEPOINT_KINDS, false,
 		"no lock waits at all" },
@@ -124,49 +126,10 @@ static bool failed_prog_from_log(char *name, size_t len)
 /* ---- what the running kernel offers ---- */
 
 struct kernel_view {
-	struct btf *vmlinux;
-	struct btf *mods[128];
-	int nr_mods;
-	bool mods_loaded;
+	struct kernel_btf btf;   /* vmlinux and modules: the lookup lockscope-features shares */
 	bool tracefs;
 	char *kallsyms;        /* text symbols, "\nname\n" separated */
 };
-
-static void view_load_modules(struct kernel_view *v)
-{
-	struct dirent *de;
-	DIR *d;
-
-	v->mods_loaded = true;
-	if (!v->vmlinux || !(d = opendir("/sys/kernel/btf")))
-		return;
-	while ((de = readdir(d)) && v->nr_mods < 128) {
-		char path[300];
-		struct btf *b;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", de->d_name);
-		b = btf__parse_split(path, v->vmlinux);
-		if (b)
-			v->mods[v->nr_mods++] = b;
-	}
-	closedir(d);
-}
-
-static bool view_btf_has(struct kernel_view *v, const char *name, int kind)
-{
-	int i;
-
-	if (v->vmlinux && btf__find_by_name_kind(v->vmlinux, name, kind) > 0)
-		return true;
-	if (!v->mods_loaded)
-		view_load_modules(v);
-	for (i = 0; i < v->nr_mods; i++)
-		if (btf__find_by_name_kind(v->mods[i], name, kind) > 0)
-			return true;
-	return false;
-}
 
 static bool tracefs_event(const char *sys, const char *event)
 {
@@ -221,17 +184,13 @@ static bool kallsyms_has(struct kernel_view *v, const char *name)
 static void view_init(struct kernel_view *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->vmlinux = btf__load_vmlinux_btf();
+	kernel_btf_open(&v->btf);
 	v->tracefs = tpfmt_ensure_tracefs();
 }
 
 static void view_free(struct kernel_view *v)
 {
-	int i;
-
-	for (i = 0; i < v->nr_mods; i++)
-		btf__free(v->mods[i]);
-	btf__free(v->vmlinux);
+	kernel_btf_close(&v->btf);
 	free(v->kallsyms);
 }
 
@@ -244,25 +203,24 @@ static bool kind_available(struct kernel_view *v, const struct rec_group_def *g,
 
 	for (i = 0; i < GROUP_MAX_TPS && g->tracepoints[i]; i++) {
 		const char *tp = g->tracepoints[i], *colon = strchr(tp, ':');
-		char sys[64] = "", btf_name[160];
+		char sys[64] = "";
 		const char *event = colon ? colon + 1 : tp;
 
 		if (colon)
 			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - tp), tp);
-		snprintf(btf_name, sizeof(btf_name), "btf_trace_%s", event);
 		switch (kind) {
 		case ATTACH_TP_BTF:
-			if (!v->vmlinux) {
+			if (!v->btf.vmlinux) {
 				snprintf(why, len, "no kernel BTF");
 				return false;
 			}
-			if (!view_btf_has(v, btf_name, BTF_KIND_TYPEDEF)) {
+			if (!kernel_btf_has_tracepoint(&v->btf, tp)) {
 				snprintf(why, len, "%s not in kernel BTF", tp);
 				return false;
 			}
 			break;
 		case ATTACH_RAW_TP:
-			if (!view_btf_has(v, btf_name, BTF_KIND_TYPEDEF) && !tracefs_event(sys, event)) {
+			if (!kernel_btf_has_tracepoint(&v->btf, tp) && !tracefs_event(sys, event)) {
 				snprintf(why, len, "tracepoint %s not found (BTF, tracefs)", tp);
 				return false;
 			}
@@ -278,7 +236,7 @@ static bool kind_available(struct kernel_view *v, const struct rec_group_def *g,
 			}
 			break;
 		case ATTACH_FENTRY:
-			if (!view_btf_has(v, tp, BTF_KIND_FUNC)) {
+			if (!kernel_btf_has(&v->btf, tp, BTF_KIND_FUNC)) {
 				snprintf(why, len, "function %s not in kernel BTF", tp);
 				return false;
 			}
@@ -296,15 +254,15 @@ static bool kind_available(struct kernel_view *v, const struct rec_group_def *g,
 
 /* ---- programs <-> groups ---- */
 
-int rec_prog_group(const char *name, int *kind)
+int probe_prog_group(const char *name, int *kind)
 {
 	int g, i, k;
 
 	for (g = 0; g < NR_GROUPS; g++) {
-		for (i = 0; i < GROUP_MAX_TPS && rec_groups[g].progs[i]; i++) {
-			size_t n = strlen(rec_groups[g].progs[i]);
+		for (i = 0; i < GROUP_MAX_TPS && probe_groups[g].progs[i]; i++) {
+			size_t n = strlen(probe_groups[g].progs[i]);
 
-			if (strncmp(name, rec_groups[g].progs[i], n))
+			if (strncmp(name, probe_groups[g].progs[i], n))
 				continue;
 			for (k = 0; k < NR_ATTACH; k++) {
 				if (!strcmp(name + n, suffixes[k])) {
@@ -326,7 +284,7 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *name = bpf_program__name(prog);
-		int kind, g = rec_prog_group(name, &kind);
+		int kind, g = probe_prog_group(name, &kind);
 		bool on;
 
 		if (only)
@@ -339,13 +297,13 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 
 static bool struct_has(struct kernel_view *v, const char *type, const char *member)
 {
-	int id = v->vmlinux ? btf__find_by_name_kind(v->vmlinux, type, BTF_KIND_STRUCT) : -1;
-	const struct btf_type *t = id > 0 ? btf__type_by_id(v->vmlinux, id) : NULL;
+	int id = v->btf.vmlinux ? btf__find_by_name_kind(v->btf.vmlinux, type, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(v->btf.vmlinux, id) : NULL;
 	const struct btf_member *m = t ? btf_members(t) : NULL;
 	int i;
 
 	for (i = 0; t && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(v->vmlinux, m[i].name_off), member))
+		if (!strcmp(btf__name_by_offset(v->btf.vmlinux, m[i].name_off), member))
 			return true;
 	return false;
 }
@@ -362,7 +320,7 @@ static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v
 	struct bpf_program *prog;
 	char name[64];
 
-	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->vmlinux ||
+	if ((kind != ATTACH_TP_BTF && kind != ATTACH_RAW_TP) || !v->btf.vmlinux ||
 	    !struct_has(v, "sched_info", "last_queued") || !struct_has(v, "sched_entity", "cfs_rq") ||
 	    !struct_has(v, "cfs_rq", "rq"))
 		return;
@@ -429,7 +387,7 @@ static unsigned int parse_kinds(const char *list)
 	copy = strdup(list);
 	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
 		for (k = 0; k < NR_ATTACH; k++)
-			if (!strcmp(tok, rec_attach_names[k]))
+			if (!strcmp(tok, probe_attach_names[k]))
 				mask |= 1u << k;
 	free(copy);
 	return mask;
@@ -450,7 +408,7 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
-int rec_probe_check_names(const struct rec_opts *o)
+int probe_check_names(const struct rec_opts *o)
 {
 	const char *lists[2] = { o->disable, o->attach_kinds };
 	int l;
@@ -468,13 +426,13 @@ int rec_probe_check_names(const struct rec_opts *o)
 
 			if (l == 0) {
 				for (i = 0; i < NR_GROUPS; i++)
-					found |= !strcmp(tok, rec_groups[i].name);
+					found |= !strcmp(tok, probe_groups[i].name);
 			} else {
 				for (i = 0; i < NR_ATTACH; i++)
-					found |= !strcmp(tok, rec_attach_names[i]);
+					found |= !strcmp(tok, probe_attach_names[i]);
 			}
 			if (!found) {
-				rec_error("%s: unknown %s '%s'", l ? "--attach-kinds" : "--disable",
+				msg_error("%s: unknown %s '%s'", l ? "--attach-kinds" : "--disable",
 					  l ? "attach kind" : "probe group (see --list-features)", tok);
 				bad = 1;
 			}
@@ -513,7 +471,7 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 	int g, k, i;
 
 	for (g = 0; g < NR_GROUPS; g++) {
-		const struct rec_group_def *def = &rec_groups[g];
+		const struct rec_group_def *def = &probe_groups[g];
 		struct rec_group_state *st = &p->groups[g];
 		size_t off = 0;
 
@@ -551,7 +509,7 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 			if (st->attach >= 0 && k > st->attach)
 				break;
 			off += snprintf(st->reason + off, off < sizeof(st->reason) ? sizeof(st->reason) - off : 0,
-					"%s%s: %s", off ? "; " : "", rec_attach_names[k], st->why[k]);
+					"%s%s: %s", off ? "; " : "", probe_attach_names[k], st->why[k]);
 			if (off >= sizeof(st->reason))
 				break;
 		}
@@ -586,7 +544,7 @@ static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_progr
 
 	for (i = 0; i < (enter ? REC_TIMED_SYSCALLS : REC_NR_SYSCALLS); i++) {
 		snprintf(event, sizeof(event), "sys_%s_%s", enter ? "enter" : "exit",
-			 rec_syscall_names[i]);
+			 session_syscall_names[i]);
 		if (!tracefs_event("syscalls", event))
 			continue;
 		if (link)
@@ -631,19 +589,19 @@ static int attach_all(struct rec_probe *p)
 		if (!link) {
 			int err = errno;
 
-			g = rec_prog_group(bpf_program__name(prog), &kind);
+			g = probe_prog_group(bpf_program__name(prog), &kind);
 			if (g < 0)
 				return -err;
 			mark_failed(&p->groups[g], kind, "attach", err);
 			return 1; /* retry without this kind */
 		}
-		p->link_groups[p->nr_links] = rec_prog_group(bpf_program__name(prog), &kind);
+		p->link_groups[p->nr_links] = probe_prog_group(bpf_program__name(prog), &kind);
 		p->links[p->nr_links++] = link;
 	}
 	return 0;
 }
 
-int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config, void *arg)
+int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config, void *arg)
 {
 	unsigned int allowed = parse_kinds(o->attach_kinds);
 	struct kernel_view view;
@@ -661,7 +619,7 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 		p->skel = record_bpf__open();
 		if (!p->skel) {
 			err = -errno;
-			rec_error("cannot open the BPF object: %s", strerror(errno));
+			msg_error("cannot open the BPF object: %s", strerror(errno));
 			break;
 		}
 		err = config(p->skel, arg);
@@ -673,8 +631,8 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 		err = record_bpf__load(p->skel);
 		if (err) {
 			if (!failed_prog_from_log(name, sizeof(name)) ||
-			    (g = rec_prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
-				rec_error("cannot load the BPF object: %s (run with --verbose, or "
+			    (g = probe_prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
+				msg_error("cannot load the BPF object: %s (run with --verbose, or "
 					  "'lockscope doctor')", strerror(-err));
 				break;
 			}
@@ -688,7 +646,7 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 			continue;
 		}
 		if (err)
-			rec_error("cannot attach: %s", strerror(-err));
+			msg_error("cannot attach: %s", strerror(-err));
 		break;
 	}
 	view_free(&view);
@@ -699,12 +657,12 @@ int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_
 	return 0;
 }
 
-void rec_probe_destroy(struct rec_probe *p)
+void probe_destroy(struct rec_probe *p)
 {
 	destroy_attempt(p);
 }
 
-int rec_probe_detach_group(struct rec_probe *p, int g)
+int probe_detach_group(struct rec_probe *p, int g)
 {
 	int i, n = 0;
 
@@ -718,18 +676,18 @@ int rec_probe_detach_group(struct rec_probe *p, int g)
 	/* The holders group's timers are its own links (holder_tick.c);
 	 * releasers need its waiter slots, so they go with it. */
 	if (g < 0 || g == GROUP_HOLDERS)
-		n += rec_holder_ticks_detach();
+		n += holder_tick_detach();
 	if (g == GROUP_HOLDERS)
-		n += rec_probe_detach_group(p, GROUP_RELEASERS);
+		n += probe_detach_group(p, GROUP_RELEASERS);
 	return n;
 }
 
-bool rec_group_on(const struct rec_probe *p, enum rec_group_id g)
+bool probe_group_on(const struct rec_probe *p, enum rec_group_id g)
 {
 	return p->groups[g].attach >= 0;
 }
 
-void rec_probe_all_off(struct rec_probe *p, const char *reason)
+void probe_all_off(struct rec_probe *p, const char *reason)
 {
 	int g;
 
@@ -747,31 +705,37 @@ static void json_syscall_events(struct json_out *j)
 	for (e = 0; e < 2; e++)
 		for (i = 0; i < (e ? REC_NR_SYSCALLS : REC_TIMED_SYSCALLS); i++) {
 			snprintf(event, sizeof(event), "sys_%s_%s", e ? "exit" : "enter",
-				 rec_syscall_names[i]);
+				 session_syscall_names[i]);
 			if (!tracefs_event("syscalls", event))
 				continue;
 			snprintf(event, sizeof(event), "syscalls:sys_%s_%s", e ? "exit" : "enter",
-				 rec_syscall_names[i]);
+				 session_syscall_names[i]);
 			json_value_string(j, event);
 		}
 }
 
-void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
+void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 {
 	int g, i;
 
 	json_begin_array(j);
 	for (g = 0; g < NR_GROUPS; g++) {
-		const struct rec_group_def *def = &rec_groups[g];
+		const struct rec_group_def *def = &probe_groups[g];
 		const struct rec_group_state *st = &p->groups[g];
 
 		json_begin_object(j);
 		json_string(j, "name", def->name);
 		json_bool(j, "enabled", st->attach >= 0);
 		if (st->attach >= 0)
-			json_string(j, "attach", rec_attach_names[st->attach]);
+			json_string(j, "attach", probe_attach_names[st->attach]);
 		else
 			json_null(j, "attach");
+		/* what the group needs, whatever it attached to */
+		json_key(j, "needs");
+		json_begin_array(j);
+		for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
+			json_value_string(j, def->tracepoints[i]);
+		json_end_array(j);
 		json_key(j, "tracepoints");
 		json_begin_array(j);
 		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events())
@@ -789,7 +753,7 @@ void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_los
 		json_begin_array(j);
 		for (i = 0; i < NR_ATTACH; i++)
 			if (def->kinds & (1u << i))
-				json_value_string(j, rec_attach_names[i]);
+				json_value_string(j, probe_attach_names[i]);
 		json_end_array(j);
 		if (with_lost || st->attach < 0)
 			json_string(j, "lost", def->lost);

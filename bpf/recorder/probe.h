@@ -49,8 +49,8 @@ struct rec_group_def {
 	const char *lost;                       /* what is lost when off */
 };
 
-extern const struct rec_group_def rec_groups[NR_GROUPS];
-extern const char *const rec_attach_names[NR_ATTACH];
+extern const struct rec_group_def probe_groups[NR_GROUPS];
+extern const char *const probe_attach_names[NR_ATTACH];
 
 struct rec_group_state {
 	int attach;                 /* enum rec_attach, or -1 when off */
@@ -77,27 +77,27 @@ typedef int (*rec_config_fn)(struct record_bpf *skel, void *arg);
 /* open -> configure -> choose programs per group -> load -> attach, falling
  * back per group when a kind fails. 0, or a negative errno with a message
  * printed. */
-int rec_probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config,
+int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config,
 		      void *arg);
-void rec_probe_destroy(struct rec_probe *p);
+void probe_destroy(struct rec_probe *p);
 
 /* Validates --disable and --attach-kinds names; -1 with a message if bad. */
-int rec_probe_check_names(const struct rec_opts *o);
+int probe_check_names(const struct rec_opts *o);
 
 /* Detaches group g's programs (every program when g < 0) while recording;
  * the programs stay loaded, so their run-time statistics stay readable.
  * Returns how many links were destroyed. */
-int rec_probe_detach_group(struct rec_probe *p, int g);
+int probe_detach_group(struct rec_probe *p, int g);
 
 /* The group of a program by its name (and its attach kind), or -1. */
-int rec_prog_group(const char *name, int *kind);
+int probe_prog_group(const char *name, int *kind);
 
-bool rec_group_on(const struct rec_probe *p, enum rec_group_id g);
+bool probe_group_on(const struct rec_probe *p, enum rec_group_id g);
 
 /* The "features" array (also --list-features' "groups"). */
-void rec_probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost);
+void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost);
 
 /* Marks every group off with the same reason (e.g. not root). */
-void rec_probe_all_off(struct rec_probe *p, const char *reason);
+void probe_all_off(struct rec_probe *p, const char *reason);
 
 #endif

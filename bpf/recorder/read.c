@@ -124,7 +124,7 @@ static const struct reduce dio_reduce = {
 	  offsetof(struct dio_val, pre_iomap) + offsetof(struct lat_stat, max_ns),
 	  offsetof(struct dio_val, sync_lat) + offsetof(struct lat_stat, max_ns) }, 5 };
 
-int rec_read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr)
+int read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr)
 {
 	return dump_map(skel->maps.inode_locks, sizeof(struct rec_inode),
 			offsetof(struct rec_inode, v), (void **)out, nr);
@@ -148,7 +148,7 @@ static int read_percpu_elem(int fd, const void *key, void *dst, size_t vsz, cons
 	return err;
 }
 
-static int read_drops(struct record_bpf *skel, __u64 *drops)
+static int read_tallies(struct record_bpf *skel, __u64 *tallies)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.drops), c;
 	__u64 *vals;
@@ -159,18 +159,18 @@ static int read_drops(struct record_bpf *skel, __u64 *drops)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (i = 0; i < DROP_MAX; i++) {
-		drops[i] = 0;
+	for (i = 0; i < NR_TALLIES; i++) {
+		tallies[i] = 0;
 		if (bpf_map_lookup_elem(fd, &i, vals))
 			continue;
 		for (c = 0; c < ncpu; c++)
-			drops[i] += vals[c];
+			tallies[i] += vals[c];
 	}
 	free(vals);
 	return 0;
 }
 
-int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
+int read_maps(struct record_bpf *skel, struct rec_data *d)
 {
 	int fd = bpf_map__fd(skel->maps.syscall_stats), err = 0;
 	__u32 i;
@@ -186,11 +186,11 @@ int rec_read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
 		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
-	err = err ?: rec_read_holders(skel, &d->holders);
-	err = err ?: read_drops(skel, d->drops);
+	err = err ?: holder_read_maps(skel, &d->holders);
+	err = err ?: read_tallies(skel, d->tallies);
 	/* raw sums per key, cumulative (series intervals are their deltas); the
 	 * unsampled time is spread when a document or interval is written */
-	err = err ?: rec_offcpu_add_pending(d, bpf_map__max_entries(skel->maps.offcpu));
+	err = err ?: offcpu_add_pending(d, bpf_map__max_entries(skel->maps.offcpu));
 	return err;
 }
 
@@ -299,7 +299,7 @@ static int diff_tasks(const struct rec_data *cur, struct rec_data *prev, struct 
 	return 0;
 }
 
-int rec_data_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out)
+int read_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out)
 {
 	int err = 0, i;
 
@@ -319,11 +319,11 @@ int rec_data_delta(const struct rec_data *cur, struct rec_data *prev, struct rec
 	for (i = 0; i < REC_NR_SYSCALLS; i++)
 		diff_value(&out->syscalls[i], &cur->syscalls[i], &prev->syscalls[i],
 			   sizeof(out->syscalls[i]), &lat_reduce);
-	diff_value(out->drops, cur->drops, prev->drops, sizeof(out->drops), &sum_reduce);
+	diff_value(out->tallies, cur->tallies, prev->tallies, sizeof(out->tallies), &sum_reduce);
 	return err;
 }
 
-int rec_data_copy(const struct rec_data *src, struct rec_data *dst)
+int read_copy(const struct rec_data *src, struct rec_data *dst)
 {
 	int err = 0;
 
@@ -338,10 +338,10 @@ int rec_data_copy(const struct rec_data *src, struct rec_data *dst)
 	COPY(locks); COPY(inodes); COPY(tasks); COPY(offcpu); COPY(dio); COPY(block);
 	COPY(handles); COPY(commits);
 #undef COPY
-	return rec_holders_copy(&src->holders, &dst->holders) ?: err;
+	return holder_read_copy(&src->holders, &dst->holders) ?: err;
 }
 
-int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
+int read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
 {
 	const struct bpf_map *map = id & REC_SPIN_STACK ? skel->maps.spin_stacks : skel->maps.stacks;
 	size_t vsz = bpf_map__value_size(map);
@@ -359,7 +359,7 @@ int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
 	return n;
 }
 
-void rec_data_free(struct rec_data *d)
+void read_free(struct rec_data *d)
 {
 	free(d->locks);
 	free(d->inodes);
@@ -369,6 +369,6 @@ void rec_data_free(struct rec_data *d)
 	free(d->block);
 	free(d->handles);
 	free(d->commits);
-	rec_holders_free(&d->holders);
+	holder_read_free(&d->holders);
 	memset(d, 0, sizeof(*d));
 }

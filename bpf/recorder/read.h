@@ -33,29 +33,29 @@ struct rec_data {
 	REC_ARRAY(struct rec_handle, handles);
 	REC_ARRAY(struct rec_commit, commits);
 	struct lat_stat syscalls[REC_NR_SYSCALLS];
-	__u64 drops[DROP_MAX];
+	__u64 tallies[NR_TALLIES];  /* by enum rec_drop, then enum rec_count */
 	struct rec_holders holders;
 };
 
 /* Every map into memory. 0 or a negative errno. */
-int rec_read_maps(struct record_bpf *skel, struct rec_data *d);
+int read_maps(struct record_bpf *skel, struct rec_data *d);
 
 /* Just the address -> inode map (read while recording, to find paths). */
-int rec_read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr);
+int read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr);
 
 /* A stack's frames (leaf first) into ips; returns the frame count, 0 when
  * the id is REC_NO_STACK or the stack is gone. */
-int rec_read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max);
+int read_stack(struct record_bpf *skel, __u32 id, __u64 *ips, int max);
 
-void rec_data_free(struct rec_data *d);
+void read_free(struct rec_data *d);
 
 /* out = cur - prev: entries whose counts changed, as deltas (maxima such as
  * max_ns and blksize keep cur's value); every thread, with its on/off-CPU
  * and run-queue times as deltas; inodes copied whole (they name locks).
- * Sorts prev's arrays. 0 or a negative errno; free out with rec_data_free. */
-int rec_data_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out);
+ * Sorts prev's arrays. 0 or a negative errno; free out with read_free. */
+int read_delta(const struct rec_data *cur, struct rec_data *prev, struct rec_data *out);
 
-/* A deep copy (free with rec_data_free). */
-int rec_data_copy(const struct rec_data *src, struct rec_data *dst);
+/* A deep copy (free with read_free). */
+int read_copy(const struct rec_data *src, struct rec_data *dst);
 
 #endif

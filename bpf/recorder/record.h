@@ -43,7 +43,9 @@
 #define REC_SHED_USTACKS 1u
 #define REC_SHED_STACKS 2u
 
-/* What each drop counter counts (per-CPU array "drops"). */
+/* The per-CPU counter array "drops" holds the losses (enum rec_drop), then
+ * counters that are not losses (enum rec_count): the document keeps them
+ * apart, as "drops" and "counts". */
 enum rec_drop {
 	DROP_LOCKS_FULL,        /* lock-wait stats map full */
 	DROP_INODES_FULL,       /* address -> inode map full */
@@ -57,14 +59,18 @@ enum rec_drop {
 	DROP_NESTED_BEGIN,      /* begin while the slot held another lock */
 	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
-	DROP_REPEAT_BEGIN,      /* not a loss: extra begins folded into one wait */
-	COUNT_STACKS_WALKED,    /* not a loss: off-CPU stacks walked (samples) */
+	DROP_USTACK_RINGBUF,    /* ring buffer full: frame-pointer stack instead */
+	NR_DROPS,
+};
+
+enum rec_count {
+	COUNT_REPEAT_BEGIN = NR_DROPS, /* extra begins folded into one wait */
+	COUNT_STACKS_WALKED,    /* off-CPU stacks walked (samples) */
 	COUNT_LOCK_STACKS_REUSED, /* the same for lock waits */
 	COUNT_LOCK_STACKS_WALKED,
-	COUNT_OFFCPU_UNSAMPLED, /* not a loss: switch-outs between two stack samples */
-	COUNT_USTACKS_COPIED,   /* not a loss: user stacks copied for unwinding */
-	DROP_USTACK_RINGBUF,    /* ring buffer full: frame-pointer stack instead */
-	DROP_MAX,
+	COUNT_OFFCPU_UNSAMPLED, /* switch-outs between two stack samples */
+	COUNT_USTACKS_COPIED,   /* user stacks copied for unwinding */
+	NR_TALLIES,             /* drops and counts */
 };
 
 /* Lock kinds learned from probes that see an inode's lock address. */

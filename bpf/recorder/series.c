@@ -7,6 +7,8 @@
 #include <string.h>
 #include "session.h"
 #include "series.h"
+#include "msg.h"
+#include "document.h"
 
 struct rec_series *series_open(const char *path)
 {
@@ -16,12 +18,12 @@ struct rec_series *series_open(const char *path)
 		return NULL;
 	ser->store = tmpfile();
 	if (!ser->store) {
-		rec_error("cannot create a temporary file for the series: %s", strerror(errno));
+		msg_error("cannot create a temporary file for the series: %s", strerror(errno));
 		free(ser);
 		return NULL;
 	}
 	if (path && !(ser->out = fopen(path, "we"))) {
-		rec_error("cannot write %s: %s", path, strerror(errno));
+		msg_error("cannot write %s: %s", path, strerror(errno));
 		fclose(ser->store);
 		free(ser);
 		return NULL;
@@ -42,13 +44,13 @@ void series_emit(struct rec_session *s, struct rec_data *cur, __u64 now, bool re
 	size_t len = 0;
 	FILE *mem;
 
-	if (now <= ser->last_mono || rec_data_delta(cur, &ser->prev, &delta)) {
-		rec_data_free(cur);
+	if (now <= ser->last_mono || read_delta(cur, &ser->prev, &delta)) {
+		read_free(cur);
 		return;
 	}
 	mem = open_memstream(&buf, &len);
 	if (mem) {
-		rec_write_interval(s, &delta, ser->last_mono, now, reread, mem);
+		document_write_interval(s, &delta, ser->last_mono, now, reread, mem);
 		fputc('\n', mem);
 		fclose(mem);
 	}
@@ -64,8 +66,8 @@ void series_emit(struct rec_session *s, struct rec_data *cur, __u64 now, bool re
 		ser->nr_omitted++;
 	}
 	free(buf);
-	rec_data_free(&delta);
-	rec_data_free(&ser->prev);
+	read_free(&delta);
+	read_free(&ser->prev);
 	ser->prev = *cur;
 	memset(cur, 0, sizeof(*cur));
 	ser->last_mono = now;
@@ -106,6 +108,6 @@ void series_free(struct rec_series *ser)
 		fclose(ser->out);
 	if (ser->store)
 		fclose(ser->store);
-	rec_data_free(&ser->prev);
+	read_free(&ser->prev);
 	free(ser);
 }

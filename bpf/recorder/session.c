@@ -18,10 +18,11 @@
 #include "paths.h"
 #include "series.h"
 #include "session.h"
+#include "msg.h"
 
 #define PATH_TRIES_PER_TICK 32
 
-const char *const rec_syscall_names[REC_NR_SYSCALLS] = {
+const char *const session_syscall_names[REC_NR_SYSCALLS] = {
 	"write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter",
 	"fsync", "fdatasync", "sync_file_range", "read", "recvfrom", "recvmsg", "sendto", "sendmsg",
 };
@@ -130,7 +131,7 @@ static int configure(struct record_bpf *skel, void *arg)
 	if (!err)
 		err = stacks_configure(skel, o->user_stacks);
 	if (err) {
-		rec_error("cannot size the BPF maps: %s", strerror(-err));
+		msg_error("cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
 	skel->rodata->bits = s->bits;
@@ -144,25 +145,18 @@ static int configure(struct record_bpf *skel, void *arg)
 	for (i = 0; i < REC_NR_SYSCALLS; i++)
 		if (s->syscall_nrs[i] < REC_SYSCALL_TABLE)
 			((__u8 *)skel->rodata->syscall_slot)[s->syscall_nrs[i]] = i + 1;
-	skel->rodata->count_buffered_in_fs = !rec_group_on(&s->probe, GROUP_SYSCALLS);
-	rec_filter_rodata(skel, &s->filter);
-	rec_holder_configure(skel, &s->probe);
+	skel->rodata->count_buffered_in_fs = !probe_group_on(&s->probe, GROUP_SYSCALLS);
+	filter_rodata(skel, &s->filter);
+	holder_tick_configure(skel, &s->probe);
 	return 0;
 }
 
-int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f)
+int session_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f)
 {
 	const __u32 nrs[REC_NR_SYSCALLS] = {
 		SYS_write, SYS_pwrite64, SYS_pwritev, SYS_pwritev2, SYS_io_submit, SYS_io_uring_enter,
 		SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_read, SYS_recvfrom, SYS_recvmsg,
 		SYS_sendto, SYS_sendmsg,
-	};
-	struct rec_bits defaults = {
-		.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8, .lcb_percpu = 16,
-		.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
-		.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
-		.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
-		.o_direct = O_DIRECT, .queue_flag_stats = 0xff, .rqf_stats = 0,
 	};
 	int err;
 
@@ -171,7 +165,7 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	if (o->interval_ms && !(s->series = series_open(o->series_out)))
 		return -EIO;
 	s->filter = *f;
-	s->bits = defaults;
+	s->bits = tpfmt_default_bits;
 	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
 	s->hz = kernel_hz();
 	kernel_text(&s->text_start, &s->text_end);
@@ -181,26 +175,26 @@ int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct re
 	paths_add_pids(s->paths, f->pids, f->nr_pids);
 	tpfmt_ensure_tracefs();
 	tpfmt_decode_bits(&s->bits, s->decoding);
-	err = rec_probe_prepare(&s->probe, o, configure, s);
+	err = probe_prepare(&s->probe, o, configure, s);
 	if (err)
 		return err;
-	rec_holder_ticks_attach(&s->probe, o->holder_period_ms); /* a failure is reported in the JSON */
+	holder_tick_attach(&s->probe, o->holder_period_ms); /* a failure is reported in the JSON */
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)
 		return err;
 	s->stacks_ready = true;
-	ovh_init(&s->ovh, s->probe.skel, o->max_overhead_pct);
+	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct);
 	s->ovh_ready = true;
-	rec_tick(s);
+	session_tick(s);
 	return 0;
 }
 
-void rec_start(struct rec_session *s)
+void session_start(struct rec_session *s)
 {
 	s->start_wall = now_ns(CLOCK_REALTIME);
 	s->start_mono = now_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns */
 	s->probe.skel->bss->start_ns = s->start_mono;
-	ovh_start(&s->ovh, s->start_mono);
+	overhead_start(&s->ovh, s->start_mono);
 	if (s->series)
 		series_start(s->series, s->start_mono);
 	__atomic_store_n(&s->probe.skel->bss->enabled, 1, __ATOMIC_SEQ_CST);
@@ -227,7 +221,7 @@ static bool seen_pid(struct rec_session *s, int pid)
 	return false;
 }
 
-void rec_tick(struct rec_session *s)
+void session_tick(struct rec_session *s)
 {
 	struct record_bpf *skel = s->probe.skel;
 	struct rec_inode *inodes = NULL;
@@ -248,7 +242,7 @@ void rec_tick(struct rec_session *s)
 		prev = &key;
 	}
 	/* a bounded number of fd-table reads per tick keeps ticks short */
-	if (rec_read_inodes(skel, &inodes, &n) == 0)
+	if (read_inodes(skel, &inodes, &n) == 0)
 		for (i = 0, k = 0; i < n && k < PATH_TRIES_PER_TICK; i++)
 			k += paths_try_fds(s->paths, inodes[i].v.dev, inodes[i].v.ino, inodes[i].v.pid);
 	free(inodes);
@@ -262,22 +256,22 @@ static void close_window(struct rec_session *s)
 	__atomic_store_n(&s->probe.skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
 	s->end_mono = now_ns(CLOCK_MONOTONIC);
 	s->end_wall = now_ns(CLOCK_REALTIME);
-	ovh_stop(&s->ovh, s->end_mono);
+	overhead_stop(&s->ovh, s->end_mono);
 }
 
-void rec_stop(struct rec_session *s)
+void session_stop(struct rec_session *s)
 {
 	close_window(s);
-	rec_tick(s);
+	session_tick(s);
 	if (s->stacks_ready)
 		stacks_unwind_finish(&s->stacks);
 }
 
-bool rec_overhead_tick(struct rec_session *s)
+bool session_overhead_tick(struct rec_session *s)
 {
 	if (!s->started || s->end_mono)
 		return false;
-	if (!ovh_tick(&s->ovh, s->probe.skel, &s->probe, now_ns(CLOCK_MONOTONIC)))
+	if (!overhead_tick(&s->ovh, s->probe.skel, &s->probe, now_ns(CLOCK_MONOTONIC)))
 		return false;
 	close_window(s);
 	return true;
@@ -323,30 +317,30 @@ static void close_thread_times(struct rec_data *d, __u64 start, __u64 end)
 	}
 }
 
-int rec_read(struct rec_session *s)
+int session_read(struct rec_session *s)
 {
-	int err = rec_read_maps(s->probe.skel, &s->data);
+	int err = read_maps(s->probe.skel, &s->data);
 
 	if (err) {
-		rec_error("cannot read the BPF maps: %s", strerror(-err));
+		msg_error("cannot read the BPF maps: %s", strerror(-err));
 		return err;
 	}
 	s->data_ready = true;
-	if (s->started && rec_group_on(&s->probe, GROUP_SCHED))
+	if (s->started && probe_group_on(&s->probe, GROUP_SCHED))
 		close_thread_times(&s->data, s->start_mono, s->end_mono);
 	if (s->series && s->started) {
 		struct rec_data last;
 
 		/* the last interval ends with the window: the sums come out whole */
-		if (rec_data_copy(&s->data, &last) == 0)
+		if (read_copy(&s->data, &last) == 0)
 			series_emit(s, &last, s->end_mono, false);
 		else
-			rec_data_free(&last);
+			read_free(&last);
 	}
 	return 0;
 }
 
-void rec_series_tick(struct rec_session *s)
+void session_series_tick(struct rec_session *s)
 {
 	struct rec_data cur;
 	__u64 now;
@@ -354,8 +348,8 @@ void rec_series_tick(struct rec_session *s)
 	if (!s->series || !s->started || s->end_mono)
 		return;
 	now = now_ns(CLOCK_MONOTONIC);
-	if (rec_read_maps(s->probe.skel, &cur)) {
-		rec_data_free(&cur);
+	if (read_maps(s->probe.skel, &cur)) {
+		read_free(&cur);
 		return;
 	}
 	/* thread periods still open are not closed here: they count in the
@@ -363,16 +357,16 @@ void rec_series_tick(struct rec_session *s)
 	series_emit(s, &cur, now, true);
 }
 
-void rec_finish(struct rec_session *s)
+void session_finish(struct rec_session *s)
 {
 	if (s->data_ready)
-		rec_data_free(&s->data);
+		read_free(&s->data);
 	if (s->stacks_ready)
 		stacks_free(&s->stacks);
-	rec_holder_ticks_detach();
-	rec_probe_destroy(&s->probe);
+	holder_tick_detach();
+	probe_destroy(&s->probe);
 	if (s->ovh_ready)
-		ovh_free(&s->ovh);
+		overhead_free(&s->ovh);
 	series_free(s->series);
 	btfname_free(s->series_names);
 	paths_free(s->paths);

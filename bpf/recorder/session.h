@@ -44,26 +44,20 @@ struct rec_session {
 	struct btfname *series_names; /* lock names, kept between series objects */
 };
 
-extern const char *const rec_syscall_names[REC_NR_SYSCALLS];
+extern const char *const session_syscall_names[REC_NR_SYSCALLS];
 
-int rec_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f);
-void rec_start(struct rec_session *s);
+int session_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f);
+void session_start(struct rec_session *s);
 /* While recording: read /proc for new inodes and processes. */
-void rec_tick(struct rec_session *s);
+void session_tick(struct rec_session *s);
 /* Once a second while recording: the --max-overhead check. True when
  * everything was detached and the window closed early. */
-bool rec_overhead_tick(struct rec_session *s);
+bool session_overhead_tick(struct rec_session *s);
 /* Every --interval-ms while recording: one series interval. */
-void rec_series_tick(struct rec_session *s);
-void rec_stop(struct rec_session *s);
-int rec_read(struct rec_session *s);
-void rec_finish(struct rec_session *s);
+void session_series_tick(struct rec_session *s);
+void session_stop(struct rec_session *s);
+int session_read(struct rec_session *s);
+void session_finish(struct rec_session *s);
 
-/* The JSON document (json.c). 0 or a negative errno. */
-int rec_write_json(struct rec_session *s, FILE *f);
-/* One series object (one line, no newline) for the interval [start, end]
- * from delta (json.c). */
-int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
-		       bool reread, FILE *f);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Stack symbolization and folded lines. */
+/* Stack symbolization. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "read.h"
 #include "stacks.h"
+#include "json_out.h"
 #include "record.skel.h"
 #include "symbolize.h"
 
@@ -16,12 +17,19 @@
 #define USTACK_RING_BYTES (8u << 20)
 
 /* Frames of the tracing machinery between the traced kernel code and the
- * BPF program; they say nothing about the wait. */
-static const char *const machinery[] = {
-	"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_trampoline_",
-	"trace_call_bpf", "perf_trace_", "perf_syscall_", "trace_event_raw_event_",
-	"__bpf_prog_run", "bpf_get_stackid", "__traceeval",
-};
+ * BPF program; they say nothing about the wait. The list is the analyzer's
+ * (analysis/frames.py), written into machinery.h at build time. */
+#include "machinery.h"
+
+void stacks_machinery_json(struct json_out *j)
+{
+	size_t i;
+
+	json_begin_array(j);
+	for (i = 0; i < sizeof(machinery) / sizeof(machinery[0]); i++)
+		json_value_string(j, machinery[i]);
+	json_end_array(j);
+}
 
 static bool is_machinery(const char *frame)
 {
@@ -125,7 +133,7 @@ static void on_unwound(void *arg, __u32 id, int pid, const __u64 *pcs, int n)
 		char *nb;
 
 		if (s->usyms)
-			usyms_format(s->usyms, pid, pcs[i], frame, sizeof(frame));
+			symbolize_user_format(s->usyms, pid, pcs[i], frame, sizeof(frame));
 		else
 			snprintf(frame, sizeof(frame), SYM_UNKNOWN);
 		l = strlen(frame) + 1;
@@ -154,10 +162,10 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
 	s->skel = skel;
-	s->ksyms = ksyms_load();
+	s->ksyms = symbolize_kernel_load();
 	if (!s->ksyms)
 		s->ksyms_err = errno;
-	s->usyms = usyms_new();
+	s->usyms = symbolize_user_new();
 	s->kcache_len = 2 * max_stacks; /* ids of the stack map, then of the spin map */
 	s->kcache = calloc(s->kcache_len, sizeof(*s->kcache));
 	if (!s->kcache)
@@ -168,7 +176,7 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 		s->dwarf = calloc(1, sizeof(*s->dwarf));
 		if (!s->dwarf)
 			return -ENOMEM;
-		s->unwinder = unwinder_start(bpf_map__fd(skel->maps.ustack_samples), on_unwound, s);
+		s->unwinder = unwind_start(bpf_map__fd(skel->maps.ustack_samples), on_unwound, s);
 		if (!s->unwinder)
 			return -errno;
 	}
@@ -179,7 +187,7 @@ void stacks_unwind_finish(struct rec_stacks *s)
 {
 	if (!s->unwinder)
 		return;
-	unwinder_stop(s->unwinder, &s->unwind);
+	unwind_stop(s->unwinder, &s->unwind);
 	s->unwinder = NULL;
 }
 
@@ -193,9 +201,9 @@ void stacks_free(struct rec_stacks *s)
 		free(s->kcache[i]);
 	free(s->kcache);
 	if (s->ksyms)
-		ksyms_free(s->ksyms);
+		symbolize_kernel_free(s->ksyms);
 	if (s->usyms)
-		usyms_free(s->usyms);
+		symbolize_user_free(s->usyms);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
 }
@@ -205,7 +213,7 @@ void stacks_add_pid(struct rec_stacks *s, int pid)
 	if (!s->usyms || pid <= 0)
 		return;
 	pthread_mutex_lock(&s->lock);
-	usyms_add_pid(s->usyms, pid);
+	symbolize_user_add_pid(s->usyms, pid);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -221,12 +229,12 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 		return NULL;
 	if (s->kcache[slot])
 		return s->kcache[slot];
-	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
+	n = read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	if (n <= 0 || !(fr = calloc(1, sizeof(*fr))))
 		return NULL;
 	for (i = 0; i < n; i++) {
 		if (s->ksyms)
-			ksyms_format(s->ksyms, ips[i], fr->f[fr->n], FRAME_LEN);
+			symbolize_kernel_format(s->ksyms, ips[i], fr->f[fr->n], FRAME_LEN);
 		else
 			snprintf(fr->f[fr->n], FRAME_LEN, SYM_UNKNOWN);
 		if (fr->n == 0 && skip == i && is_machinery(fr->f[0])) {
@@ -258,10 +266,10 @@ static void user_walked(struct rec_stacks *s, __u32 id, int pid, struct frames *
 	__u64 ips[REC_MAX_STACK_DEPTH];
 	int n, i;
 
-	n = rec_read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
+	n = read_stack(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	for (i = 0; i < n; i++) {
 		if (s->usyms)
-			usyms_format(s->usyms, pid, ips[i], out->f[out->n], FRAME_LEN);
+			symbolize_user_format(s->usyms, pid, ips[i], out->f[out->n], FRAME_LEN);
 		else
 			snprintf(out->f[out->n], FRAME_LEN, SYM_UNKNOWN);
 		out->n++;
@@ -289,138 +297,5 @@ bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out)
 
 const char *stacks_data_name(struct rec_stacks *s, __u64 addr, char *buf, size_t len)
 {
-	return s->ksyms ? ksyms_data_name(s->ksyms, addr, buf, len) : NULL;
-}
-
-/* ---- folded lines: a small open-addressing table of string -> weight ---- */
-
-struct folded_entry {
-	char *stack;
-	__u64 weight;
-};
-
-struct folded {
-	struct folded_entry *items;  /* insertion order */
-	size_t n, cap;
-	size_t *slots;               /* index + 1, 0 = empty */
-	size_t nslots;
-};
-
-struct folded *folded_new(void)
-{
-	return calloc(1, sizeof(struct folded));
-}
-
-static size_t hash_str(const char *s)
-{
-	size_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static int folded_grow(struct folded *f)
-{
-	size_t nslots = f->nslots ? f->nslots * 2 : 256, i;
-	size_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < f->n; i++) {
-		size_t h = hash_str(f->items[i].stack) & (nslots - 1);
-
-		while (slots[h])
-			h = (h + 1) & (nslots - 1);
-		slots[h] = i + 1;
-	}
-	free(f->slots);
-	f->slots = slots;
-	f->nslots = nslots;
-	return 0;
-}
-
-static void folded_put(struct folded *f, const char *stack, __u64 weight)
-{
-	size_t h;
-
-	if ((f->n + 1) * 2 > f->nslots && folded_grow(f))
-		return;
-	h = hash_str(stack) & (f->nslots - 1);
-	while (f->slots[h]) {
-		struct folded_entry *e = &f->items[f->slots[h] - 1];
-
-		if (!strcmp(e->stack, stack)) {
-			e->weight += weight;
-			return;
-		}
-		h = (h + 1) & (f->nslots - 1);
-	}
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct folded_entry *ni = realloc(f->items, cap * sizeof(*ni));
-
-		if (!ni)
-			return;
-		f->items = ni;
-		f->cap = cap;
-	}
-	f->items[f->n].stack = strdup(stack);
-	if (!f->items[f->n].stack)
-		return;
-	f->items[f->n].weight = weight;
-	f->slots[h] = ++f->n;
-}
-
-/* A frame may not contain ';' (the separator) or end a line early. */
-static size_t append_frame(char *buf, size_t off, size_t len, const char *frame)
-{
-	if (off && off + 1 < len)
-		buf[off++] = ';';
-	for (; *frame && off + 1 < len; frame++)
-		buf[off++] = (*frame == ';' || *frame == '\n') ? ':' : *frame;
-	buf[off < len ? off : len - 1] = 0;
-	return off;
-}
-
-void folded_add(struct folded *f, const char *first, const struct frames *user,
-		const struct frames *kern, __u64 weight)
-{
-	static char line[REC_MAX_STACK_DEPTH * 2 * FRAME_LEN + 64];
-	size_t off = 0;
-	int i;
-
-	if (!f || !weight)
-		return;
-	line[0] = 0;
-	off = append_frame(line, off, sizeof(line), first && *first ? first : "[unknown]");
-	for (i = user ? user->n - 1 : -1; i >= 0; i--)
-		off = append_frame(line, off, sizeof(line), user->f[i]);
-	for (i = kern ? kern->n - 1 : -1; i >= 0; i--)
-		off = append_frame(line, off, sizeof(line), kern->f[i]);
-	folded_put(f, line, weight);
-}
-
-size_t folded_count(const struct folded *f)
-{
-	return f ? f->n : 0;
-}
-
-const char *folded_line(const struct folded *f, size_t i, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s %llu", f->items[i].stack, (unsigned long long)f->items[i].weight);
-	return buf;
-}
-
-void folded_free(struct folded *f)
-{
-	size_t i;
-
-	if (!f)
-		return;
-	for (i = 0; i < f->n; i++)
-		free(f->items[i].stack);
-	free(f->items);
-	free(f->slots);
-	free(f);
+	return s->ksyms ? symbolize_kernel_data_name(s->ksyms, addr, buf, len) : NULL;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Stacks as strings: kernel frames through kallsyms, user frames through
- * each process's ELF symbols (symbolize.h); folded lines for flame graphs. */
+ * each process's ELF symbols (symbolize.h). Folded lines for flame graphs
+ * are the analyzer's (report/flame/folded.py), built from these stacks. */
 #ifndef LOCKSCOPE_RECORD_STACKS_H
 #define LOCKSCOPE_RECORD_STACKS_H
 
@@ -29,7 +30,7 @@ struct rec_stacks {
 	struct usyms *usyms;
 	struct frames **kcache;     /* by kernel stack id */
 	size_t kcache_len;
-	int ksyms_err;              /* errno of ksyms_load, 0 if loaded */
+	int ksyms_err;              /* errno of symbolize_kernel_load, 0 if loaded */
 	/* user stacks unwound from copies (ids with REC_DWARF_STACK), filled
 	 * by the unwinder's thread; usyms is shared with it under lock */
 	struct unwinder *unwinder;
@@ -58,22 +59,14 @@ void stacks_add_pid(struct rec_stacks *s, int pid);
  * id is REC_NO_STACK or gone. The result is cached: do not free. */
 const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id);
 
+/* The machinery prefixes trimmed by stacks_kernel, as a JSON array. */
+struct json_out;
+void stacks_machinery_json(struct json_out *j);
+
 /* User stack of pid into out; false when none. */
 bool stacks_user(struct rec_stacks *s, __u32 id, int pid, struct frames *out);
 
 /* Name of a global kernel object at addr (kallsyms data symbol), or NULL. */
 const char *stacks_data_name(struct rec_stacks *s, __u64 addr, char *buf, size_t len);
-
-/* Folded stacks: "a;b;c" -> weight, merged, in insertion order. */
-struct folded;
-struct folded *folded_new(void);
-/* Adds root-first frames: first, then user frames (root..leaf), then
- * kernel frames (root..leaf). */
-void folded_add(struct folded *f, const char *first, const struct frames *user,
-		const struct frames *kern, __u64 weight);
-size_t folded_count(const struct folded *f);
-/* The i-th line as "a;b;c WEIGHT" into buf. */
-const char *folded_line(const struct folded *f, size_t i, char *buf, size_t len);
-void folded_free(struct folded *f);
 
 #endif

@@ -281,7 +281,7 @@ static int ksyms_build(struct ksyms *ks, struct cand *c, size_t n)
 	return 0;
 }
 
-struct ksyms *ksyms_load(void)
+struct ksyms *symbolize_kernel_load(void)
 {
 	struct ksyms *ks = calloc(1, sizeof(*ks));
 	struct cand *c = NULL;
@@ -312,12 +312,12 @@ struct ksyms *ksyms_load(void)
 	return ks;
 fail:
 	free(c);
-	ksyms_free(ks);
+	symbolize_kernel_free(ks);
 	errno = -err;
 	return NULL;
 }
 
-void ksyms_free(struct ksyms *ks)
+void symbolize_kernel_free(struct ksyms *ks)
 {
 	if (!ks)
 		return;
@@ -327,7 +327,7 @@ void ksyms_free(struct ksyms *ks)
 	free(ks);
 }
 
-const char *ksyms_format(const struct ksyms *ks, uint64_t addr, char *buf, size_t len)
+const char *symbolize_kernel_format(const struct ksyms *ks, uint64_t addr, char *buf, size_t len)
 {
 	const struct sym *s = ks ? sym_find(ks->text, ks->ntext, addr) : NULL;
 
@@ -336,7 +336,7 @@ const char *ksyms_format(const struct ksyms *ks, uint64_t addr, char *buf, size_
 	return put(buf, len, "%s+0x%" PRIx64, s->name, addr - s->addr);
 }
 
-const char *ksyms_data_name(const struct ksyms *ks, uint64_t addr, char *buf, size_t len)
+const char *symbolize_kernel_data_name(const struct ksyms *ks, uint64_t addr, char *buf, size_t len)
 {
 	const struct sym *s = ks ? sym_find(ks->data, ks->ndata, addr) : NULL;
 
@@ -660,7 +660,7 @@ struct umap {             /* one executable mapping */
 
 struct uproc {
 	int pid;
-	int err;              /* usyms_add_pid's result, kept for repeats */
+	int err;              /* symbolize_user_add_pid's result, kept for repeats */
 	struct umap *maps;    /* sorted by start */
 	size_t nmaps;
 	uint64_t loaded_ns;   /* when maps were read (CLOCK_MONOTONIC) */
@@ -677,7 +677,7 @@ struct usyms {
 	bool vdso_tried;
 };
 
-struct usyms *usyms_new(void)
+struct usyms *symbolize_user_new(void)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = ENOTSUP;
@@ -695,7 +695,7 @@ static void uproc_clear(struct uproc *p)
 	p->nmaps = 0;
 }
 
-void usyms_free(struct usyms *us)
+void symbolize_user_free(struct usyms *us)
 {
 	if (!us)
 		return;
@@ -869,7 +869,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int usyms_add_pid(struct usyms *us, int pid)
+int symbolize_user_add_pid(struct usyms *us, int pid)
 {
 	struct uproc p = { .pid = pid };
 	bool found;
@@ -983,7 +983,7 @@ static void refresh_maps(struct usyms *us, struct uproc *p)
 	p->nmaps = fresh.nmaps;
 }
 
-const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, size_t len)
+const char *symbolize_user_format(struct usyms *us, int pid, uint64_t addr, char *buf, size_t len)
 {
 	const struct umap *m;
 	const struct sym *s;
@@ -991,7 +991,7 @@ const char *usyms_format(struct usyms *us, int pid, uint64_t addr, char *buf, si
 	bool found;
 	size_t at;
 
-	if (!us || usyms_add_pid(us, pid))
+	if (!us || symbolize_user_add_pid(us, pid))
 		return put(buf, len, "%s", SYM_UNKNOWN);
 	at = proc_pos(us, pid, &found);
 	m = map_find(&us->procs[at], addr);

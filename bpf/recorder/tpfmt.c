@@ -3,6 +3,7 @@
  * expressions such as `( int) (( __kernel_rwf_t)0x00000002)` or
  * `((((1UL))) << (5))`: a small evaluator handles casts, numbers, unary
  * minus, `<<` and `|`. */
+#define _GNU_SOURCE /* O_DIRECT */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -282,6 +283,18 @@ struct table_rule {
 
 #define B(name, member) { name, __builtin_offsetof(struct rec_bits, member) }
 
+/* The values used where a format (or BTF) cannot be read: the kernel's own
+ * (include/trace/events/lock.h LCB_F_*, include/linux/fs.h IOCB_*,
+ * include/linux/iomap.h IOMAP_*, fs/xfs/xfs_inode.h XFS_*LOCK_*). The only
+ * copy: the BPF side's `bits` is set from the decoded result before load. */
+const struct rec_bits tpfmt_default_bits = {
+	.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8, .lcb_percpu = 16,
+	.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
+	.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
+	.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
+	.o_direct = O_DIRECT, .queue_flag_stats = 0xff, .rqf_stats = 0,
+};
+
 static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {
 	{ "lock", "contention_begin", "flags", false,
 	  { B("SPIN", lcb_spin), B("READ", lcb_read), B("WRITE", lcb_write), B("RT", lcb_rt),
@@ -388,26 +401,32 @@ void tpfmt_decode_bits(struct rec_bits *bits, struct tpfmt_source src[TPFMT_NR_S
 	}
 }
 
+/* lock:contention_begin's flag names with their default values (the first
+ * table's rules over tpfmt_default_bits). */
+static int default_lock_syms(struct tpfmt_sym *out, int max)
+{
+	const struct table_rule *tr = &tables[0];
+	int r;
+
+	for (r = 0; r < 6 && r < max && tr->rules[r].name; r++) {
+		out[r].value = *(const __u32 *)((const char *)&tpfmt_default_bits + tr->rules[r].offset);
+		snprintf(out[r].name, sizeof(out[r].name), "%s", tr->rules[r].name);
+	}
+	return r;
+}
+
 int tpfmt_lock_flag_names(unsigned int flags, const char **names, int max)
 {
 	static struct tpfmt_sym syms[TPFMT_MAX_SYMS];
-	static const struct tpfmt_sym defaults[] = {
-		{ 1, "SPIN" }, { 2, "READ" }, { 4, "WRITE" }, { 8, "RT" }, { 16, "PERCPU" },
-		{ 32, "MUTEX" },
-	};
 	static int n = -1;
-	const struct tpfmt_sym *s = syms;
-	int i, out = 0, count;
+	int i, out = 0;
 
 	if (n < 0)
 		n = tpfmt_symbols("lock", "contention_begin", "flags", syms, TPFMT_MAX_SYMS);
-	count = n;
-	if (count <= 0) {
-		s = defaults;
-		count = sizeof(defaults) / sizeof(defaults[0]);
-	}
-	for (i = 0; i < count && out < max; i++)
-		if (s[i].value && (flags & s[i].value) == s[i].value)
-			names[out++] = s[i].name;
+	if (n <= 0)
+		n = default_lock_syms(syms, TPFMT_MAX_SYMS);
+	for (i = 0; i < n && out < max; i++)
+		if (syms[i].value && (flags & syms[i].value) == syms[i].value)
+			names[out++] = syms[i].name;
 	return out;
 }

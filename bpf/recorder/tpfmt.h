@@ -35,8 +35,11 @@ struct tpfmt_source {
 
 #define TPFMT_NR_SOURCES 10
 
+/* What the kernel side uses where nothing can be decoded. */
+extern const struct rec_bits tpfmt_default_bits;
+
 /* Fills *bits from the tracefs formats; what cannot be read keeps the
- * defaults already in *bits. */
+ * defaults already in *bits (tpfmt_default_bits to start from). */
 void tpfmt_decode_bits(struct rec_bits *bits, struct tpfmt_source src[TPFMT_NR_SOURCES]);
 
 /* Names of lock:contention_begin flag bits set in flags (from the format

@@ -245,7 +245,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct unwinder *unwinder_start(int ringbuf_fd, unwind_sink sink, void *arg)
+struct unwinder *unwind_start(int ringbuf_fd, unwind_sink sink, void *arg)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 	int err;
@@ -272,7 +272,7 @@ struct unwinder *unwinder_start(int ringbuf_fd, unwind_sink sink, void *arg)
 	return u;
 }
 
-void unwinder_stop(struct unwinder *u, struct unwind_stats *stats)
+void unwind_stop(struct unwinder *u, struct unwind_stats *stats)
 {
 	int i;
 

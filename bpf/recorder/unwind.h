@@ -19,7 +19,7 @@ typedef void (*unwind_sink)(void *arg, __u32 id, int pid, const __u64 *pcs, int 
 struct unwinder;
 
 /* Starts consuming the ring buffer map ringbuf_fd. NULL with errno set. */
-struct unwinder *unwinder_start(int ringbuf_fd, unwind_sink sink, void *arg);
+struct unwinder *unwind_start(int ringbuf_fd, unwind_sink sink, void *arg);
 
 /* Stacks unwound, and the CPU time of the unwinder's thread (polling,
  * unwinding, symbolizing). */
@@ -30,6 +30,6 @@ struct unwind_stats {
 
 /* Stops the thread, unwinds what is left in the ring buffer, frees; the
  * totals go to stats when it is not NULL. */
-void unwinder_stop(struct unwinder *u, struct unwind_stats *stats);
+void unwind_stop(struct unwinder *u, struct unwind_stats *stats);
 
 #endif

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .frames import MACHINERY_PREFIXES
+
 ACTIVITIES = ("journal", "block_io", "allocation", "dio_drain", "page_cache", "on_cpu",
               "runqueue", "other")
 
@@ -133,7 +135,7 @@ def lock_samples(trace: dict, key: str, lock_key, what: str = "samples") -> list
 
 # The wake-up itself; the first frame past these is the unlock.
 WAKE_FRAMES = ("try_to_wake_up", "wake_up_q", "wake_q_", "rwsem_wake", "wake_up_process",
-               "__wake_up", "ttwu_", "bpf_", "__traceiter", "__bpf_trace")
+               "__wake_up", "ttwu_") + MACHINERY_PREFIXES
 
 
 def releasers(records: list[dict], n: int = 3) -> list[dict]:

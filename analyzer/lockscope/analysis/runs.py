@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from .frames import MACHINERY_PREFIXES
+from .lockkinds import INODE_LOCK_KINDS as INODE_LOCK_KINDS  # re-exported
 from .stats import add_hist
+from .waitclass import sweep_part
 
-INODE_LOCK_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
-
-# Frames that belong to the locking code itself; the first frame past them is
-# the kernel function that waited (e.g. ext4_dio_write_iter after down_write).
-LOCK_INTERNAL_PREFIXES = (
+# Frames that belong to the locking code itself (and the tracing machinery the
+# recorder trims, for stacks from elsewhere); the first frame past them is the
+# kernel function that waited (e.g. ext4_dio_write_iter after down_write).
+LOCK_INTERNAL_PREFIXES = MACHINERY_PREFIXES + (
     "rwsem_", "down_", "up_", "__down", "__up", "__mutex", "mutex_", "__rwsem", "rwbase_",
     "schedule", "__schedule", "preempt_schedule", "io_schedule", "osq_", "_raw_", "queued_",
     "native_queued", "__pv_queued", "do_raw_", "lock_", "__lock", "percpu_down", "percpu_rwsem",
     "__percpu", "rt_mutex", "__rt_mutex", "inode_lock", "xfs_ilock", "filemap_invalidate_lock",
-    "finish_task_switch", "__traceiter", "trace_contention", "bpf_",
+    "finish_task_switch",
 )
 
 
@@ -97,13 +99,14 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
     if total <= 0:
         interval = (trace.get("interval") or {}).get("duration_ns") or duration_ns
         total = float(interval) * max(threads, 1)
-    by_reason = {"io": 0, "journal": 0, "other": 0}
+    # Blocked time by the one off-CPU classifier (waitclass); lock waits are
+    # counted from locks[] and runnable time from threads[].
+    by_part = {"block_io": 0, "journal": 0, "other_offcpu": 0}
     for rec in trace.get("offcpu") or []:
         if tids and rec.get("tid") not in tids:
             continue
-        reason = rec.get("reason")
-        if reason in by_reason:
-            by_reason[reason] += rec.get("total_ns", 0)
+        if rec.get("reason") not in ("lock", "runqueue"):
+            by_part[sweep_part(rec)] += rec.get("total_ns", 0)
     locks = []
     for lock in trace.get("locks") or []:
         waits = lock.get("waits") or []
@@ -127,7 +130,7 @@ def trace_breakdown(trace: dict | None, threads: int, duration_ns: float,
     other_ns = sum(lk["total_ns"] for lk in locks if not lk["inode"])
     parts = {
         "oncpu": oncpu, "runqueue": runq, "inode_lock": inode_ns, "other_lock": other_ns,
-        "block_io": by_reason["io"], "journal": by_reason["journal"],
+        "block_io": by_part["block_io"], "journal": by_part["journal"],
     }
     parts["other_offcpu"] = max(total - sum(parts.values()), 0)
     # Lock waits are measured apart from sched_switch, so categories can overlap

@@ -1,8 +1,11 @@
 """Off-CPU wait classes of a live server's threads: waiting for work apart from loss.
 
 Every rule lives in the tables below. A record of the recorder's ``offcpu``
-list (kernel stack leaf first, user stack, the recorder's reason, the blocking
-system call when recorded) gets exactly one class and says how it was classed:
+list (kernel stack leaf first, user stack, the recorder's reason: ``lock``,
+``runqueue`` or ``blocked``, the blocking system call when recorded) gets exactly
+one class and says how it was classed. The recorder does not class blocked time
+itself: this module is the one classifier, for attach and for the sweep
+(``analysis.runs.trace_breakdown`` through ``sweep_part``).
 
 - ``scheduler``: the recorder saw the thread preempted while runnable;
 - ``kernel lock``: the recorder saw it in a sleeping kernel lock wait
@@ -44,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .runs import INODE_LOCK_KINDS
+from .lockkinds import INODE_LOCK_KINDS
 
 # Class keys in report order, with the words the report uses.
 CLASSES = {
@@ -103,11 +106,11 @@ FRAME_RULES: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
                     "__arm64_sys_sync_file_range", "__arm64_sys_msync"), ()),
     ("journal", ("start_this_handle", "wait_transaction_locked", "add_transaction_credits",
                  "jbd2_journal_start_reserved"), ("jbd2_", "__jbd2_", "xlog_", "xfs_log_")),
-    ("block_io", ("__wait_on_buffer", "blk_mq_get_tag", "submit_bio_wait",
-                  "folio_wait_bit_common", "folio_wait_writeback", "__folio_lock",
-                  "__filemap_fdatawait_range"),
-     ("io_schedule", "bit_wait_io", "iomap_dio", "__iomap_dio", "blk_", "bio_",
-      "folio_wait", "wait_on_page", "filemap_fdatawait")),
+    ("block_io", ("__wait_on_buffer", "blk_mq_get_tag",
+                  "folio_wait_bit_common", "folio_wait_writeback"),
+     ("io_schedule", "bit_wait_io", "iomap_dio", "__iomap_dio", "blk_", "bio_", "submit_bio",
+      "folio_wait", "__folio_lock", "wait_on_page", "filemap_fdatawait",
+      "__filemap_fdatawait")),
     ("kernel_lock", ("__mutex_lock", "mutex_lock", "down_read", "down_write",
                      "rwsem_down_read_slowpath", "rwsem_down_write_slowpath",
                      "percpu_down_read", "percpu_rwsem_wait", "__down_common"),
@@ -159,8 +162,10 @@ def syscall_of(kstack: list[str], nr=None) -> str | None:
     return None
 
 
-def _frame_rule(names: list[str]) -> Classed | None:
+def _frame_rule(names: list[str], skip: tuple[str, ...] = ()) -> Classed | None:
     for cls, exact, prefixes in FRAME_RULES:
+        if cls in skip:
+            continue
         for name in names:
             if name in exact or (prefixes and name.startswith(prefixes)):
                 return Classed(cls, "kernel function", name)
@@ -198,12 +203,30 @@ def classify(record: dict, lock_kinds: dict[str, str] | None = None,
         return Classed(SYSCALL_CLASSES[syscall], "syscall", syscall)
     if by_frame:
         return by_frame
+    # Documents of older recorders classed blocked time themselves.
     if reason == "io":
         return Classed("block_io", "kernel function", "recorder: io")
     if reason == "journal":
         return Classed("journal", "kernel function", "recorder: journal")
     return Classed("unclassified", "none",
                    f"in {syscall}" if syscall else (names[2] if len(names) > 2 else "no stack"))
+
+
+# The sweep's off-CPU parts (time_share): the classes it names, the rest is other_offcpu.
+SWEEP_PARTS = {"block_io": "block_io", "journal": "journal"}
+
+
+def sweep_part(record: dict) -> str:
+    """The sweep's part of one blocked ``offcpu`` record: ``block_io``, ``journal`` or
+    ``other_offcpu``, by ``classify``. A durability wait (fsync, O_DSYNC) counts
+    as what it waits on below: the journal commit or the device (the sweep's
+    workloads write; they do not wait for clients)."""
+    cls = classify(record).cls
+    if cls == "durability":
+        below = _frame_rule([frame_name(f) for f in record.get("kstack") or []],
+                            skip=("durability",))
+        cls = below.cls if below else cls
+    return SWEEP_PARTS.get(cls, "other_offcpu")
 
 
 def _user_function(frame: str) -> str:

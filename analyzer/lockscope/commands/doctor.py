@@ -17,24 +17,6 @@ from ..binaries import find_binary
 from ..errors import LockscopeError
 from ..tracefs import TRACEFS, ensure_tracefs
 
-# Tracepoints the probes need: (system:event, required, what is lost without it).
-TRACEPOINTS = [
-    ("lock:contention_begin", True, "no lock-wait measurement at all"),
-    ("lock:contention_end", True, "no lock-wait measurement at all"),
-    ("iomap:iomap_dio_rw_begin", False, "i_rwsem waits are not attributed to files; no DIO write classes"),
-    ("iomap:iomap_dio_complete", False, "no per-file direct-I/O latency"),
-    ("iomap:iomap_iter", False, "ext4 overwrite vs. allocating path not told apart"),
-    ("iomap:iomap_iter_dstmap", False, "DIO writes not classified as hole/unwritten/mapped"),
-    ("xfs:xfs_ilock", False, "XFS ILOCK/IOLOCK/MMAPLOCK waits not attributed to files"),
-    ("ext4:ext4_ext_map_blocks_exit", False, "ext4 i_data_sem waits not attributed; fewer ext4 write classes"),
-    ("ext4:ext4_es_lookup_extent_exit", False,
-     "ext4 DIO writes onto unwritten extents cannot be told from writes into holes"),
-    ("sched:sched_switch", True, "no off-CPU time and no per-thread time accounting"),
-    ("block:block_rq_issue", False, "no block-device latency"),
-    ("block:block_rq_complete", False, "no block-device latency"),
-    ("jbd2:jbd2_handle_start", False, "no ext4 journal handle statistics"),
-]
-
 ATTACH_KINDS = [
     ("tp_btf", "BTF-typed tracepoints: preferred attach for every probe group",
      "probe groups fall back to raw_tp"),
@@ -101,6 +83,24 @@ def _probe_groups() -> list[dict]:
     return [g for g in groups or [] if isinstance(g, dict) and g.get("name")]
 
 
+def needed_tracepoints(groups: list[dict]) -> list[tuple[str, bool, str]]:
+    """The tracepoints the recorder's probe groups need (their ``needs``, from
+    ``lockscope-record --list-features``; the functions of fentry/kprobe groups are
+    left out): (system:event, required, what is lost without it), in group order.
+    Required: those of the "lock" group, without which nothing is recorded."""
+    out: dict[str, tuple[bool, list[str]]] = {}
+    for g in groups:
+        for tp in g.get("needs") or []:
+            if not isinstance(tp, str) or ":" not in tp:
+                continue
+            required, lost = out.setdefault(tp, (False, []))
+            if g.get("lost") and g["lost"] not in lost:
+                lost.append(str(g["lost"]))
+            out[tp] = (required or g.get("name") == "lock", lost)
+    return [(tp, req, "; ".join(lost) or "its probe group is off")
+            for tp, (req, lost) in out.items()]
+
+
 def _group_check(g: dict) -> Check:
     """One probe group as a doctor line: only "lock" is required to record."""
     on = bool(g.get("enabled"))
@@ -135,8 +135,9 @@ def run_checks() -> list[Check]:
 
     tracefs_ok, tracefs_detail = ensure_tracefs() if root else (
         os.path.isdir(f"{TRACEFS}/events"), f"{TRACEFS} (not mounted by doctor: not root)")
-    tp_names = [name for name, _, _ in TRACEPOINTS]
-    feats = _features(tp_names)
+    groups = _probe_groups()
+    tracepoints = needed_tracepoints(groups)
+    feats = _features([name for name, _, _ in tracepoints])
 
     bpf = feats.get("bpf_syscall", {})
     checks.append(Check("bpf() syscall", "kernel", bool(bpf.get("ok")), True,
@@ -159,7 +160,7 @@ def run_checks() -> list[Check]:
         checks[-len(ATTACH_KINDS)].required = True  # neither tp_btf nor raw_tp: nothing attaches
 
     tps = feats.get("tracepoints", {})
-    for name, required, lost in TRACEPOINTS:
+    for name, required, lost in tracepoints:
         entry = tps.get(name)
         sysname, event = name.split(":")
         on_tracefs = os.path.exists(f"{TRACEFS}/events/{sysname}/{event}")
@@ -170,7 +171,7 @@ def run_checks() -> list[Check]:
                             "found in " + " and ".join(where) if ok else "not in BTF or tracefs",
                             "" if ok else lost))
 
-    checks.extend(_group_check(g) for g in _probe_groups())
+    checks.extend(_group_check(g) for g in groups)
 
     loop_ok = os.path.exists("/dev/loop-control") and shutil.which("losetup") is not None
     for tool, required, why in TOOLS:

@@ -3,7 +3,7 @@
  *   max N
  *   R tid reason lock syscall kstack ustack count ns   (a map record)
  *   T tid reason lock syscall kstack ustack count ns   (a thread's pending sum)
- * from stdin, runs rec_offcpu_add_pending and rec_offcpu_spread, prints
+ * from stdin, runs offcpu_add_pending and offcpu_spread, prints
  *   tid reason lock syscall kstack ustack count ns sampled_count sampled_ns
  * per record and a last line "drops N". Stack ids are numbers, -1 none. */
 #include <stdio.h>
@@ -71,9 +71,9 @@ int main(void)
 			d.tasks[d.nr_tasks++].v.pending_ns = v.total_ns;
 		}
 	}
-	if (rec_offcpu_add_pending(&d, max))
+	if (offcpu_add_pending(&d, max))
 		return 1;
-	rec_offcpu_spread(&d);
+	offcpu_spread(&d);
 	for (i = 0; i < d.nr_offcpu; i++) {
 		const struct rec_offcpu *o = &d.offcpu[i];
 
@@ -83,7 +83,7 @@ int main(void)
 		       (unsigned long long)o->v.total_ns, (unsigned long long)o->sampled.count,
 		       (unsigned long long)o->sampled.total_ns);
 	}
-	printf("drops %llu\n", (unsigned long long)d.drops[DROP_OFFCPU_FULL]);
+	printf("drops %llu\n", (unsigned long long)d.tallies[DROP_OFFCPU_FULL]);
 	free(d.offcpu);
 	free(d.tasks);
 	return 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* lockscope-symtest: drives the symbolizer and inode_path for the tests.
+/* lockscope-symtest: drives the symbolizer and the path lookups (paths.c) for the tests.
  * Prints one result per line. Not installed. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include "inode_path.h"
+#include "paths.h"
 #include "symbolize.h"
 
 static const char usage[] =
@@ -51,18 +51,18 @@ static int parse_dev(const char *s, int kernel, dev_t *dev)
 	}
 	if (parse_u64(s, &v))
 		return -1;
-	*dev = kernel ? kdev_to_udev((uint32_t)v) : (dev_t)v;
+	*dev = kernel ? paths_kdev_to_udev((uint32_t)v) : (dev_t)v;
 	return 0;
 }
 
 static int cmd_kernel(int argc, char **argv, int data)
 {
-	struct ksyms *ks = ksyms_load();
+	struct ksyms *ks = symbolize_kernel_load();
 	char buf[256];
 	int ret = 0;
 
 	if (!ks) {
-		fprintf(stderr, "ksyms_load: %s\n", strerror(errno));
+		fprintf(stderr, "symbolize_kernel_load: %s\n", strerror(errno));
 		return 1;
 	}
 	for (int i = 0; i < argc; i++) {
@@ -73,10 +73,10 @@ static int cmd_kernel(int argc, char **argv, int data)
 			ret = bad_usage();
 			break;
 		}
-		s = data ? ksyms_data_name(ks, a, buf, sizeof(buf)) : ksyms_format(ks, a, buf, sizeof(buf));
+		s = data ? symbolize_kernel_data_name(ks, a, buf, sizeof(buf)) : symbolize_kernel_format(ks, a, buf, sizeof(buf));
 		puts(s ? s : "-");
 	}
-	ksyms_free(ks);
+	symbolize_kernel_free(ks);
 	return ret;
 }
 
@@ -92,14 +92,14 @@ static int cmd_usym(int argc, char **argv)
 	argc -= wait;
 	if (argc < 1 || parse_u64(argv[0], &pid))
 		return bad_usage();
-	us = usyms_new();
+	us = symbolize_user_new();
 	if (!us) {
-		fprintf(stderr, "usyms_new: %s\n", strerror(errno));
+		fprintf(stderr, "symbolize_user_new: %s\n", strerror(errno));
 		return 1;
 	}
-	err = usyms_add_pid(us, (int)pid);
+	err = symbolize_user_add_pid(us, (int)pid);
 	if (err)
-		fprintf(stderr, "usyms_add_pid %d: %s\n", (int)pid, strerror(-err));
+		fprintf(stderr, "symbolize_user_add_pid %d: %s\n", (int)pid, strerror(-err));
 	if (wait) {
 		printf("loaded\n");
 		fflush(stdout);
@@ -113,9 +113,9 @@ static int cmd_usym(int argc, char **argv)
 			ret = bad_usage();
 			break;
 		}
-		puts(usyms_format(us, (int)pid, a, buf, sizeof(buf)));
+		puts(symbolize_user_format(us, (int)pid, a, buf, sizeof(buf)));
 	}
-	usyms_free(us);
+	symbolize_user_free(us);
 	return ret;
 }
 
@@ -126,7 +126,7 @@ static int cmd_kdev(int argc, char **argv)
 
 	if (argc != 1 || parse_u64(argv[0], &k))
 		return bad_usage();
-	d = kdev_to_udev((uint32_t)k);
+	d = paths_kdev_to_udev((uint32_t)k);
 	printf("%u:%u %ju\n", major(d), minor(d), (uintmax_t)d);
 	return 0;
 }
@@ -148,8 +148,8 @@ static int cmd_path(int argc, char **argv, int by_fd)
 	if (argc < 2 || argc > 2 + !by_fd || parse_dev(argv[0], kernel, &dev) ||
 	    parse_u64(argv[1], &ino) || (argc == 3 && parse_u64(argv[2], &max)))
 		return bad_usage();
-	err = by_fd ? inode_path_from_fds((int)pid, dev, ino, buf, sizeof(buf))
-		    : inode_path_from_mount(dev, ino, buf, sizeof(buf), (unsigned)max);
+	err = by_fd ? paths_from_fds((int)pid, dev, ino, buf, sizeof(buf))
+		    : paths_from_mount(dev, ino, buf, sizeof(buf), (unsigned)max);
 	if (err) {
 		fprintf(stderr, "not found: %s\n", strerror(-err));
 		return 1;
@@ -186,33 +186,33 @@ static int cmd_bench(void)
 	}
 	fclose(fp);
 	t = now();
-	ks = ksyms_load();
+	ks = symbolize_kernel_load();
 	if (!ks)
 		return 1;
 	printf("ksyms_load_ms %.1f\n", (now() - t) * 1e3);
 	t = now();
 	for (uint64_t i = 0; i < n; i++)
-		sink += ksyms_format(ks, kbase + (i * 2654435761u) % (64u << 20), buf, sizeof(buf))[0];
+		sink += symbolize_kernel_format(ks, kbase + (i * 2654435761u) % (64u << 20), buf, sizeof(buf))[0];
 	printf("ksyms_format_per_s %.0f\n", n / (now() - t));
-	ksyms_free(ks);
+	symbolize_kernel_free(ks);
 
-	us = usyms_new();
+	us = symbolize_user_new();
 	if (!us)
 		return 1;
 	t = now();
-	usyms_add_pid(us, getpid());
+	symbolize_user_add_pid(us, getpid());
 	printf("usyms_add_pid_self_ms %.2f\n", (now() - t) * 1e3);
 	t = now();
-	usyms_add_pid(us, getppid());
+	symbolize_user_add_pid(us, getppid());
 	printf("usyms_add_pid_parent_ms %.2f\n", (now() - t) * 1e3);
 	t = now();
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t a = (uintptr_t)(i & 1 ? (void *)puts : (void *)cmd_bench) + i % 64;
 
-		sink += usyms_format(us, getpid(), a, buf, sizeof(buf))[0];
+		sink += symbolize_user_format(us, getpid(), a, buf, sizeof(buf))[0];
 	}
 	printf("usyms_format_per_s %.0f\n", n / (now() - t));
-	usyms_free(us);
+	symbolize_user_free(us);
 	return sink == 0;
 }
 

@@ -1,15 +1,16 @@
 """Folded stacks (``frame;frame;leaf value``): read them from traces, sum, write them.
 
-The recorder stores ``runs[].trace.folded.<kind>`` as folded lines. To stay
-robust against small shape differences, a folded value may be a list of lines,
+Folded stacks are built from a trace's records: ``locks[].waits[]`` (lock
+waits), ``offcpu[]`` (off-CPU time) or ``holders.samples[]``, each with
+``kstack``/``ustack`` (leaf first) and its weight. Kernel frames get perf's
+``_[k]`` mark, so user and kernel frames are coloured apart.
+
+A document without records may carry ``runs[].trace.folded.<kind>`` lines
+instead (an older recorder's, or hand-made). To stay robust against small
+shape differences, a folded value may be a list of lines,
 one string with newlines, a ``{stack: value}`` mapping, or a list of
 ``[stack, value]`` pairs / ``{"stack"|"frames": …, "value"|"ns"|"count": …}``
 objects, where a stack is a ``;``-joined string or a list of frames (root first).
-
-When a trace has no folded stacks of a kind, they are rebuilt from its
-records: ``locks[].waits[]`` (lock waits) or ``offcpu[]`` (off-CPU time), each
-with ``kstack``/``ustack`` (leaf first) and ``total_ns``. Kernel frames then
-get perf's ``_[k]`` mark, so user and kernel frames are coloured apart.
 """
 
 from __future__ import annotations
@@ -167,15 +168,20 @@ def records_folded(trace: dict[str, Any], kind: str,
 
 
 def run_folded(run: dict[str, Any], kind: str) -> Any:
-    """The folded data of one run for `kind` (rebuilt from records if need be), or None."""
+    """The folded data of one run for `kind`, or None.
+
+    Folded stacks are built here, from the trace's records (records_folded): the
+    recorder writes records, not folded lines. Lines a document carries in
+    ``trace.folded`` (an older recorder's, or hand-made input) are taken as they
+    are, except off-CPU ones when the workload's threads are known: lines carry no
+    thread, and the workload's idle main thread is not I/O time.
+    """
     trace = run.get("trace")
     if not isinstance(trace, dict):
         return None
     tids = worker_tids(run)
     if kind == "offcpu" and tids and any(
             isinstance(r, dict) and "tid" in r for r in trace.get("offcpu") or []):
-        # The recorder's folded lines carry no thread: they would include the
-        # workload's idle main thread, which is not I/O time.
         return records_folded(trace, kind, tids) or None
     folded = trace.get("folded")
     if kind != "holders" and isinstance(folded, dict) and folded.get(kind):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The lockscope-record/1 document (docs/recorder-json.md): turns what was
- * read from the maps into names, paths, symbolized stacks and folded lines. */
+ * read from the maps into names, paths and symbolized stacks. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "paths.h"
 #include "series.h"
 #include "session.h"
+#include "document.h"
 
 #define SCHEMA "lockscope-record/1"
 
@@ -29,7 +30,7 @@ static const char *const class_names[DC_MAX] = {
 	[DC_CONVERTED] = "unwritten_converted",
 };
 
-static const char *const drop_names[DROP_MAX] = {
+static const char *const map_full_names[DROP_OTHER_FULL + 1] = {
 	[DROP_LOCKS_FULL] = "locks", [DROP_INODES_FULL] = "inodes", [DROP_TASKS_FULL] = "threads",
 	[DROP_OFFCPU_FULL] = "offcpu", [DROP_DIO_FULL] = "dio", [DROP_INFLIGHT_FULL] = "inflight",
 	[DROP_OTHER_FULL] = "other",
@@ -205,7 +206,7 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 
 	json_key(j, "features");
-	rec_probe_json(&s->probe, j, false);
+	probe_json(&s->probe, j, false);
 
 	json_key(j, "decoding");
 	json_begin_array(j);
@@ -234,9 +235,10 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
-static void write_drops(struct rec_session *s, struct json_out *j)
+/* "drops" (losses: totals are lower bounds) and "counts" (not losses). */
+static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 {
-	const __u64 *d = s->data.drops;
+	const __u64 *d = s->data.tallies;
 	__u64 full = 0;
 	int i;
 
@@ -255,13 +257,13 @@ static void write_drops(struct rec_session *s, struct json_out *j)
 	json_key(j, "map_full_by_map");
 	json_begin_object(j);
 	for (i = 0; i <= DROP_OTHER_FULL; i++)
-		json_uint(j, drop_names[i], d[i]);
+		json_uint(j, map_full_names[i], d[i]);
 	json_end_object(j);
 	json_end_object(j);
-	/* not losses: extra begins folded into one wait */
+	/* not losses */
 	json_key(j, "counts");
 	json_begin_object(j);
-	json_uint(j, "repeat_begin", d[DROP_REPEAT_BEGIN]);
+	json_uint(j, "repeat_begin", d[COUNT_REPEAT_BEGIN]);
 	json_uint(j, "offcpu_stacks_walked", d[COUNT_STACKS_WALKED]);
 	json_uint(j, "lock_stacks_reused", d[COUNT_LOCK_STACKS_REUSED]);
 	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);
@@ -362,8 +364,7 @@ static int cmp_group_total(const void *a, const void *b)
 	return x->total > y->total ? -1 : x->total < y->total;
 }
 
-static void write_wait(struct rec_session *s, struct json_out *j, const struct rec_lock *l,
-		       struct folded *folded)
+static void write_wait(struct rec_session *s, struct json_out *j, const struct rec_lock *l)
 {
 	const char *names[8];
 	static struct frames user;
@@ -394,11 +395,10 @@ static void write_wait(struct rec_session *s, struct json_out *j, const struct r
 	json_count_ns(j, "readers_held", l->v.reader_count, l->v.reader_ns);
 	json_hist(j, l->v.hist);
 	json_end_object(j);
-	folded_add(folded, comm, have_user ? &user : NULL, kern, l->v.total_ns);
 }
 
 static void write_lock(struct rec_session *s, struct json_out *j, const struct lock_group *g,
-		       struct folded *folded, struct btfname *members)
+		       struct btfname *members)
 {
 	const struct rec_lock *l = &s->data.locks[g->first];
 	const struct rec_inode *ino = inode_of(s, l->k.addr);
@@ -460,7 +460,7 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 	json_key(j, "waits");
 	json_begin_array(j);
 	for (i = 0; i < g->n; i++)
-		write_wait(s, j, &l[i], folded);
+		write_wait(s, j, &l[i]);
 	json_end_array(j);
 	json_end_object(j);
 }
@@ -477,7 +477,7 @@ static struct btfname *lock_names(struct rec_session *s)
 	return s->series_names;
 }
 
-static void write_locks(struct rec_session *s, struct json_out *j, struct folded *folded)
+static void write_locks(struct rec_session *s, struct json_out *j)
 {
 	struct btfname *members = lock_names(s);
 	struct rec_lock *locks = s->data.locks;
@@ -504,7 +504,7 @@ static void write_locks(struct rec_session *s, struct json_out *j, struct folded
 	}
 	qsort(groups, ng, sizeof(*groups), cmp_group_total);
 	for (i = 0; i < ng; i++)
-		write_lock(s, j, &groups[i], folded, members);
+		write_lock(s, j, &groups[i], members);
 	json_end_array(j);
 	free(groups);
 	if (members != s->series_names)
@@ -575,49 +575,16 @@ static void write_dio(struct rec_session *s, struct json_out *j)
 
 /* ---- off-CPU ---- */
 
-static bool frames_have(const struct frames *f, const char *const *prefixes)
-{
-	int i, p;
-
-	for (i = 0; f && i < f->n; i++)
-		for (p = 0; prefixes[p]; p++)
-			if (!strncmp(f->f[i], prefixes[p], strlen(prefixes[p])))
-				return true;
-	return false;
-}
-
-/* Blocked time without a lock slot, classified by the kernel stack: the
- * journal first (a writer waiting for jbd2 is waiting for the journal even
- * when jbd2 itself waits for I/O), then I/O, else other. */
-static const char *const journal_frames[] = {
-	"jbd2_", "start_this_handle", "wait_transaction_locked", "add_transaction_credits",
-	"__jbd2_", NULL,
-};
-static const char *const io_frames[] = {
-	"io_schedule", "blk_", "bio_", "submit_bio", "iomap_dio", "__iomap_dio", "folio_wait",
-	"bit_wait_io", "__wait_on_buffer", "wait_on_page", "filemap_fdatawait",
-	"__filemap_fdatawait", "__folio_lock", NULL,
-};
-static const char *const handle_start_frames[] = {
-	"start_this_handle", "wait_transaction_locked", "add_transaction_credits", NULL,
-};
-
-const char *rec_blocked_reason(const struct frames *kern)
-{
-	if (frames_have(kern, journal_frames))
-		return "journal";
-	if (frames_have(kern, io_frames))
-		return "io";
-	return "other";
-}
-
-static const char *offcpu_reason(const struct rec_offcpu *o, const struct frames *kern)
+/* The kernel's own reason only: what blocked time waited for (I/O, the
+ * journal, a client, ...) is classed by the analyzer from the stacks and the
+ * system call (analysis/waitclass.py), so a new rule needs no new recording. */
+static const char *offcpu_reason(const struct rec_offcpu *o)
 {
 	if (o->k.reason == OFF_LOCK)
 		return "lock";
 	if (o->k.reason == OFF_RUNQUEUE)
 		return "runqueue";
-	return rec_blocked_reason(kern);
+	return "blocked";
 }
 
 static int cmp_offcpu(const void *a, const void *b)
@@ -627,7 +594,7 @@ static int cmp_offcpu(const void *a, const void *b)
 	return x->v.total_ns > y->v.total_ns ? -1 : x->v.total_ns < y->v.total_ns;
 }
 
-const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len)
+const char *document_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len)
 {
 	struct rec_task key = { .tid = tid }, *t;
 
@@ -639,14 +606,13 @@ const char *rec_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf,
 	return pid_comm(s, pid, buf, len);
 }
 
-static void write_offcpu(struct rec_session *s, struct json_out *j, struct folded *folded,
-			 __u64 *handle_wait_ns, __u64 *handle_wait_count)
+static void write_offcpu(struct rec_session *s, struct json_out *j)
 {
 	static struct frames user;
 	char comm[32], addr[32];
 	size_t i;
 
-	rec_offcpu_spread(&s->data);
+	offcpu_spread(&s->data);
 	qsort(s->data.offcpu, s->data.nr_offcpu, sizeof(*s->data.offcpu), cmp_offcpu);
 	json_key(j, "offcpu");
 	json_begin_array(j);
@@ -656,16 +622,12 @@ static void write_offcpu(struct rec_session *s, struct json_out *j, struct folde
 		bool have_user = o->k.ustack != REC_NO_STACK &&
 				 stacks_user(&s->stacks, o->k.ustack, o->k.pid, &user);
 
-		if (o->k.reason == OFF_OTHER && frames_have(kern, handle_start_frames)) {
-			*handle_wait_ns += o->v.total_ns;
-			*handle_wait_count += o->v.count;
-		}
-		rec_tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
+		document_tid_comm(s, o->k.tid, o->k.pid, comm, sizeof(comm));
 		json_begin_object(j);
 		json_uint(j, "tid", o->k.tid);
 		json_uint(j, "pid", o->k.pid);
 		json_string(j, "comm", comm);
-		json_string(j, "reason", offcpu_reason(o, kern));
+		json_string(j, "reason", offcpu_reason(o));
 		if (o->k.lock_addr) {
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)o->k.lock_addr);
 			json_string(j, "lock_addr", addr);
@@ -683,7 +645,6 @@ static void write_offcpu(struct rec_session *s, struct json_out *j, struct folde
 		json_uint(j, "sampled_count", o->sampled.count);
 		json_uint(j, "sampled_ns", o->sampled.total_ns);
 		json_end_object(j);
-		folded_add(folded, comm, have_user ? &user : NULL, kern, o->v.total_ns);
 	}
 	json_end_array(j);
 }
@@ -739,7 +700,7 @@ static void write_syscalls(struct rec_session *s, struct json_out *j)
 		if (s->in_series && !s->data.syscalls[i].count)
 			continue;
 		json_begin_object(j);
-		json_string(j, "name", rec_syscall_names[i]);
+		json_string(j, "name", session_syscall_names[i]);
 		json_lat(j, NULL, &s->data.syscalls[i]);
 		json_end_object(j);
 	}
@@ -759,7 +720,7 @@ static void json_jiffies(struct rec_session *s, struct json_out *j, const char *
 		json_null(j, key);
 }
 
-static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns, __u64 wait_count)
+static void write_jbd2(struct rec_session *s, struct json_out *j)
 {
 	size_t i;
 
@@ -769,7 +730,6 @@ static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns,
 		json_uint(j, "hz", s->hz);
 	else
 		json_null(j, "hz");
-	json_count_ns(j, "handle_start_wait", wait_count, wait_ns);
 	json_key(j, "handles");
 	json_begin_array(j);
 	for (i = 0; i < s->data.nr_handles; i++) {
@@ -813,70 +773,40 @@ static void write_jbd2(struct rec_session *s, struct json_out *j, __u64 wait_ns,
 	json_end_object(j);
 }
 
-static void write_folded(struct json_out *j, const char *key, const struct folded *f)
-{
-	static char line[REC_MAX_STACK_DEPTH * 2 * FRAME_LEN + 64];
-	size_t i;
-
-	json_key(j, key);
-	json_begin_array(j);
-	for (i = 0; i < folded_count(f); i++)
-		json_value_string(j, folded_line(f, i, line, sizeof(line)));
-	json_end_array(j);
-}
-
-int rec_write_json(struct rec_session *s, FILE *f)
+int document_write(struct rec_session *s, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
-	struct folded *lockwait = folded_new(), *offcpu = folded_new();
-	__u64 wait_ns = 0, wait_count = 0;
 
-	if (!lockwait || !offcpu) {
-		folded_free(lockwait);
-		folded_free(offcpu);
-		return -ENOMEM;
-	}
 	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
 	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
 
 	json_begin_object(&j);
 	write_header(s, &j);
-	write_drops(s, &j);
+	write_drops_and_counts(s, &j);
 	write_threads(s, &j);
-	write_locks(s, &j, lockwait);
+	write_locks(s, &j);
 	write_dio(s, &j);
-	write_offcpu(s, &j, offcpu, &wait_ns, &wait_count);
+	write_offcpu(s, &j);
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);
-	write_jbd2(s, &j, wait_ns, wait_count);
-	rec_write_holders(s, &j);
-	json_key(&j, "folded");
-	json_begin_object(&j);
-	write_folded(&j, "lockwait", lockwait);
-	write_folded(&j, "offcpu", offcpu);
-	json_end_object(&j);
+	write_jbd2(s, &j);
+	holder_read_json(s, &j);
 	if (s->ovh_ready)
-		ovh_json(&s->ovh, &j);
+		overhead_json(&s->ovh, &j);
 	if (s->series)
 		series_json(s->series, &j);
 	json_end_object(&j);
 	fputc('\n', f);
-	folded_free(lockwait);
-	folded_free(offcpu);
 	return ferror(f) ? -EIO : 0;
 }
 
-int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
 		       bool reread, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
-	struct folded *unused = folded_new();
 	struct rec_data whole = s->data;
-	__u64 wait_ns = 0, wait_count = 0;
 
-	if (!unused)
-		return -ENOMEM;
 	/* the section writers read s->data: the delta stands in for it */
 	s->data = *delta;
 	s->in_series = true;
@@ -890,17 +820,16 @@ int rec_write_interval(struct rec_session *s, struct rec_data *delta, __u64 star
 	json_uint(&j, "duration_ns", end - start);
 	json_end_object(&j);
 	write_threads(s, &j);
-	write_locks(s, &j, unused);
+	write_locks(s, &j);
 	write_dio(s, &j);
-	write_offcpu(s, &j, unused, &wait_ns, &wait_count);
+	write_offcpu(s, &j);
 	write_block(s, &j);
 	write_syscalls(s, &j);
 	write_net(s, &j);
-	ovh_interval_json(&s->ovh, &j, end, reread);
+	overhead_interval_json(&s->ovh, &j, end, reread);
 	json_end_object(&j);
 	*delta = s->data;
 	s->data = whole;
 	s->in_series = false;
-	folded_free(unused);
 	return ferror(f) ? -EIO : 0;
 }

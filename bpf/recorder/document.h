@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The lockscope-record/1 document (docs/recorder-json.md) and its series
+ * objects, written from what the session read. */
+#ifndef LOCKSCOPE_RECORD_DOCUMENT_H
+#define LOCKSCOPE_RECORD_DOCUMENT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "session.h"
+
+/* The whole document. 0 or a negative errno. */
+int document_write(struct rec_session *s, FILE *f);
+
+/* One series object (one line, no newline) for the interval [start, end]
+ * from delta. */
+int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+			    bool reread, FILE *f);
+
+/* Command name of a thread: from the threads map, else its process's. */
+const char *document_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len);
+
+#endif
