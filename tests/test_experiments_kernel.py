@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import require_tool
 from lockscope.experiments import claims as c
 from lockscope.experiments.catalog import EXPERIMENTS, QUICK
