@@ -106,7 +106,7 @@ def postgres_run(tmp_path_factory):
     with dbservers.postgres("ext4") as server:
         dbservers.pgbench_init(server)
         doc, load = _attach_during(
-            server, ["--cgroup", server.extra["cgroup"]], ["--postgres", server.dsn], out,
+            server, ["--cgroup", server.cgroup], ["--postgres", server.dsn], out,
             lambda: dbservers.pgbench_start(server, clients=4, seconds=LOAD_S))
         yield server, doc, dbservers.pgbench_tps(load), load, out
 

@@ -126,3 +126,9 @@ def test_ext2_ext3_images(loopfs_factory, fstype, journaled):
     # the journal is there (ext3) or not (ext2), seen from the kernel's own thread
     assert bool(_journal_threads(fs.device)) == journaled
     _odirect_roundtrip(str(fs.path / "data"))
+
+
+def test_concurrent_images_of_one_type_have_their_own_ledger_entries(tmp_path):
+    a, b = (loopfs.LoopFilesystem(fstype="ext4", image=str(tmp_path / d / "ext4.img"),
+                                  mountpoint=str(tmp_path / d / "mnt")) for d in ("a", "b"))
+    assert a._ledger() != b._ledger()

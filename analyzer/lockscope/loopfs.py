@@ -230,7 +230,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 def cleanup_stale() -> list[str]:
-    """Tear down filesystems left by lockscope processes that no longer exist."""
+    """Tear down filesystems left by lockscope processes that no longer exist, after
+    stopping the servers such a process left running on them (procledger)."""
+    from .procledger import cleanup_stale as stop_stale_processes
+
+    stop_stale_processes()
     cleaned = []
     if not LEDGER_DIR.is_dir():
         return cleaned

@@ -61,8 +61,10 @@ class SweepProgress:
         from .analysis.runs import workload_figures
 
         f = workload_figures({"workload": workload})
-        line = (f"{self._elapsed()} {self.label}: {f['iops']:,.0f} IOPS "
-                f"{f['bw_bytes'] / 2**20:.1f} MiB/s"
+        # a database client counts transactions, not I/Os (workload.ops_unit)
+        unit = workload.get("ops_unit") or "IOPS"
+        line = (f"{self._elapsed()} {self.label}: {f['iops']:,.0f} {unit}"
+                + (f" {f['bw_bytes'] / 2**20:.1f} MiB/s" if unit == "IOPS" else "")
                 + (f" (no trace: {trace_error})" if trace_error else ""))
         if self._progress:
             self._progress.console.print(line, highlight=False, markup=False)

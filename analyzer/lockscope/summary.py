@@ -17,6 +17,12 @@ def print_summary(doc: dict, out: Path, report: Path | None) -> None:
     for fs, a in analysis.items():
         if fs == "comparison" or not a:
             continue
+        if a.get("server"):
+            from .server_summary import server_table
+
+            con.print(server_table(fs, a, doc["workload"]["scenario"]))
+            _print_verdict(con, a["verdict"])
+            continue
         table = Table(title=f"{fs}: {doc['workload']['scenario']}", title_justify="left")
         for col in ("threads", "MiB/s", "IOPS", "p99 ms", "efficiency", "inode-lock wait"):
             table.add_column(col, justify="right")
@@ -26,9 +32,7 @@ def print_summary(doc: dict, out: Path, report: Path | None) -> None:
                           f"{p['clat_ns']['p99'] / 1e6:.2f}", f"{p['efficiency']:.0%}",
                           "n/a" if share is None else f"{share:.0%}")
         con.print(table)
-        v = a["verdict"]
-        con.print(f"[bold]{v['kind']}[/] ({v['confidence']} confidence): {v['summary']}",
-                  highlight=False)
+        _print_verdict(con, a["verdict"])
     cmp = analysis.get("comparison")
     if cmp:
         con.print(f"[bold]comparison[/]: {cmp['summary']}", highlight=False)
@@ -39,4 +43,9 @@ def print_summary(doc: dict, out: Path, report: Path | None) -> None:
     for note in shed_notes(runs):
         con.print(note, highlight=False)
     con.print(f"results: {out / 'results.json'}" + (f"\nreport:  {report}" if report else ""),
+              highlight=False)
+
+
+def _print_verdict(con, v: dict) -> None:
+    con.print(f"[bold]{v['kind']}[/] ({v['confidence']} confidence): {v['summary']}",
               highlight=False)

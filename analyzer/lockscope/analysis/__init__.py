@@ -79,5 +79,23 @@ def analyze(doc: dict) -> dict:
     for label, runs in by_fs.items():
         fstype = (fsinfo.get(label) or {}).get("fstype") or label
         out[label] = analyze_fs(label, fstype, runs, (doc.get("host") or {}).get("cpus"))
+        if any(run.get("server") for run in runs):
+            _server_analysis(out[label], runs, doc.get("host") or {})
     out["comparison"] = compare(out)
     return out
+
+
+def _server_analysis(fs_analysis: dict, runs: list[dict], host: dict) -> None:
+    """A database preset's runs: where the server's time went at each client count, and
+    the verdict from it (analysis.<fs>.server, server_time.py) in place of the one from
+    the workload's own threads."""
+    from .attach import analyze_attach
+    from .server_time import server_points, server_verdict
+
+    points = server_points(runs)
+    hi = max((r for r in runs if r.get("trace")), key=lambda r: r["threads"], default=None)
+    top = analyze_attach({"runs": [hi], "host": host, "db": None}) if hi else None
+    fs_analysis["server"] = {"points": points,
+                             "kind": next(r["server"]["kind"] for r in runs if r.get("server")),
+                             "top_point_verdict": (top or {}).get("verdict")}
+    fs_analysis["verdict"] = server_verdict(points, top)

@@ -34,6 +34,8 @@ from ..sizes import parse_size
 from ..workload.options import add_command_arguments, command_spec
 from ..workload.points import (cleanup_stale_cgroups, command_space_needed,
                                command_workload, failed_point)
+from ..workload.presets import (add_preset_arguments, preset_of, run_facts, space_needed,
+                                start_servers, workload_facts)
 from ..workload.runner import PointFailed, run_command_point
 
 # ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
@@ -80,6 +82,7 @@ def add_parser(sub) -> None:
                      help=f"built-in scenario (default: {DEFAULT}; see lockscope scenarios)")
     src.add_argument("--job", metavar="FILE.fio", help="a fio job file instead of a scenario")
     add_command_arguments(p, src)
+    add_preset_arguments(p, src)
     p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
                    help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -161,6 +164,7 @@ def _check_space(path: str, need: int, what: str) -> None:
 
 
 def run(args) -> int:
+    preset = preset_of(args)  # a preset sets its own client, parser and traced processes
     args.command_spec = command_spec(args)  # a bad template is refused before anything
     if os.geteuid() != 0:
         raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
@@ -171,7 +175,7 @@ def run(args) -> int:
         raise UsageError("--repeat must be >= 1")
     if not 0 <= args.max_overhead <= 100:
         raise UsageError("--max-overhead must be between 0 and 100")
-    scenario = _scenario(args) if not args.command_spec else None
+    scenario = _scenario(args) if not (args.command_spec or preset) else None
     if scenario:
         _validate_job(scenario, args)  # fail before making anything
     else:
@@ -182,6 +186,7 @@ def run(args) -> int:
     fss = list(targets) if targets else args.fs
     image_bytes = parse_size(args.image_size) if not targets else None
     need = (_space_needed(scenario, args.threads) if scenario
+            else space_needed(preset, args.db_scale) if preset
             else command_space_needed(args.command_spec))
     if targets:
         for t in targets.values():
@@ -203,6 +208,7 @@ def run(args) -> int:
         "command": ["lockscope"] + sys.argv[1:],
         "host": host_facts(),
         "workload": {**(_engine_workload(scenario) if scenario
+                        else workload_facts(preset, args.db_scale) if preset
                         else command_workload(args.command_spec)),
                      "runtime_s": args.runtime, "threads": args.threads,
                      "repeat": args.repeat},
@@ -219,11 +225,14 @@ def run(args) -> int:
             # the first module is imported while the images are made
             first = Background(_warm, WARM_MODULES[0])
             try:
-                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc)
+                roots: dict[str, Path] = {}
+                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc, roots)
+                servers = start_servers(stack, preset, args.db_scale, workdirs, roots,
+                                        doc) if preset else {}
             except BaseException:
                 first.wait()
                 raise
-            _run_points(doc, scenario, fss, workdirs, args, out, first.wait)
+            _run_points(doc, scenario, fss, workdirs, args, out, first.wait, servers)
         except KeyboardInterrupt:
             interrupted = True
         except PointFailed as exc:
@@ -273,9 +282,11 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str, Path]:
+def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc,
+             roots: dict[str, Path]) -> dict[str, Path]:
     """Make (or enter) one working directory per filesystem; undone by the ExitStack
-    (loop filesystems are torn down in parallel: each teardown waits on the kernel)."""
+    (loop filesystems are torn down in parallel: each teardown waits on the kernel).
+    ``roots`` gets the highest directory lockscope made above each working directory."""
     workdirs = {}
     made = []
     stack.callback(lambda: _destroy_all(made))
@@ -285,12 +296,14 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc) -> dict[str
             wd = Path(base) / datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S-%f")
             wd.mkdir()
             stack.callback(_remove_tree_we_made, wd)
+            roots[label] = wd
             doc["host"]["filesystems"][label] = filesystem_facts(str(wd))
         else:
             fs = make_loopfs(label, size_bytes=image_bytes, workdir=args.image_dir)
             made.append(fs)
             wd = fs.path / "lockscope"
             wd.mkdir()
+            roots[label] = fs.path.parent  # the private directory of image and mount
             doc["host"]["filesystems"][label] = {
                 **filesystem_facts(str(wd), fs.image, image_bytes),
                 "device": fs.device, "fstype": fs.fstype}
@@ -317,7 +330,8 @@ def _remove_tree_we_made(wd: Path) -> None:
 WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
 
 
-def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
+def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
+                servers: dict | None = None) -> None:
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
     # waits for background work and a detaching recorder: all done before timing
     pending: list = [warming]
@@ -347,7 +361,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
                                     recorder_args=recorder_args, before_timed=settle)
                 else:
                     try:
-                        res = run_command_point(args.command_spec, n, args.runtime, wd,
+                        spec = servers[fs].spec if servers else args.command_spec
+                        res = run_command_point(spec, n, args.runtime, wd,
                                                 scratch, trace=not args.no_trace,
                                                 recorder_args=recorder_args,
                                                 before_timed=settle, on_phase=progress.phase)
@@ -355,13 +370,16 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming) -> None:
                         doc["failed_point"] = failed_point(fs, n, rep, exc)
                         raise PointFailed(f"{label}: {exc}", exc.exit_status,
                                           exc.stderr_line) from None
+                if servers:
+                    res.workload["ops_unit"] = "TPS"
                 pending.append(res.wait_detached)
                 probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                     "workload": res.workload, "trace": res.trace,
                                     "trace_error": res.trace_error, "files": res.files,
                                     "phases_s": res.phases_s,
-                                    "recorder_cost": recorder_cost(res.trace)})
+                                    "recorder_cost": recorder_cost(res.trace),
+                                    **run_facts(servers, fs)})
                 if res.engine_argv:
                     doc["runs"][-1]["engine_argv"] = ([Path(res.engine_argv[0]).name]
                                                       + res.engine_argv[1:])

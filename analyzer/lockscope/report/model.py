@@ -70,6 +70,7 @@ class FsView:
     dio: list[dict[str, str]] = field(default_factory=list)
     dio_idle: int = 0                  # files in dio_classes with no I/O at all (not shown)
     point_rows: list[dict[str, str]] = field(default_factory=list)
+    server_rows: list[dict[str, str]] = field(default_factory=list)  # database presets
     headline: str = ""
     usl_text: str = ""
 
@@ -264,6 +265,9 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
     v.dio_idle = len(dio) - len(busy)
     v.point_rows = [_point_row(p) for p in points]
     v.headline = _headline(points)
+    from .server_rows import server_rows
+
+    v.server_rows = server_rows(_dict(a.get("server")))
     return v
 
 

@@ -38,6 +38,9 @@ class CommandSpec:
     per_thread: bool = False
     trace_comm: str | None = None
     split: Split = field(default_factory=lambda: Split(1 << 30, 64 << 10))
+    # the recorder's filter for processes the command talks to but did not start (a
+    # database preset's server: --cgroup PATH, --pid N or --comm NAME)
+    trace_target: tuple[str, ...] = ()
 
     def lines(self, threads: int, runtime_s: float, workdir: Path) -> list[str]:
         if not self.per_thread:
@@ -88,7 +91,8 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
                                      tool_env(spec.throughput is not None)))
         if trace:
             on_phase("attaching")
-            recorder = RecorderWindow(["--comm", spec.trace_comm] if spec.trace_comm
+            recorder = RecorderWindow(list(spec.trace_target) if spec.trace_target
+                                      else ["--comm", spec.trace_comm] if spec.trace_comm
                                       else scope.recorder_filter([p.pid for p in procs]),
                                       scratch, recorder_args)
             recorder.wait_ready()

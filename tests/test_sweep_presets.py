@@ -1,0 +1,120 @@
+"""Database presets end to end: real MariaDB and PostgreSQL servers started by the
+sweep on fresh loop ext4 and XFS, their own clients at each count, the recorder on
+the servers; and nothing left behind afterwards, interrupted or not."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+from lockscope import procledger
+from test_sweep import ENV, assert_nothing_left, lockscope
+
+RUNTIME = "3"
+
+
+def assert_servers_gone(doc: dict) -> None:
+    for label, fs in doc["host"]["filesystems"].items():
+        server = fs.get("server")
+        assert server, f"{label}: no server recorded"
+        try:
+            comm = Path(f"/proc/{server['pid']}/comm").read_text().strip()
+        except OSError:
+            comm = None
+        assert comm != server["comm"] or procledger.start_time(server["pid"]) is None, \
+            f"{label}: {server['comm']} (pid {server['pid']}) still running"
+        assert not server["cgroup"] or not Path(server["cgroup"]).exists()
+        if server["kind"] == "postgres":
+            assert not Path(server["socket"]).exists()  # its private socket directory
+
+
+def _require(preset: str) -> None:
+    for tool in (("mariadb-install-db", "sysbench") if preset == "mariadb-oltp"
+                 else ("runuser",)):
+        require_tool(tool)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("preset", ["mariadb-oltp", "postgres-pgbench"])
+def test_preset_sweep(tmp_path, preset):
+    _require(preset)
+    out = tmp_path / preset
+    res = lockscope("sweep", "--preset", preset, "--threads", "1,2", "--runtime", RUNTIME,
+                    "--db-scale", "1", "--image-size", "2g", "--out", str(out),
+                    "--no-report")
+    assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads((out / "results.json").read_text())
+    assert_nothing_left(doc)
+    assert_servers_gone(doc)
+    assert doc["partial"] is False and doc["workload"]["preset"]["name"] == preset
+    assert {(r["fs"], r["threads"]) for r in doc["runs"]} == {
+        (fs, n) for fs in ("ext4", "xfs") for n in (1, 2)}
+    kind = "mariadb" if preset == "mariadb-oltp" else "postgres"
+    for run in doc["runs"]:
+        assert run["server"]["kind"] == kind
+        tps = sum(j["write"]["iops"] for j in run["workload"]["jobs"])
+        assert tps > 0, run["workload"]
+        assert run["trace"], run.get("trace_error")
+        # the recorder traced the server, not the client: its threads carry its name
+        comms = {t.get("comm") for t in run["trace"]["threads"]}
+        assert any(c and c.startswith(run["server"]["comm"][:8]) for c in comms), comms
+        assert "sysbench" not in comms and "pgbench" not in comms
+    for fs in ("ext4", "xfs"):
+        a = doc["analysis"][fs]
+        points = a["server"]["points"]
+        assert [p["threads"] for p in points] == [1, 2]
+        for p in points:
+            assert p["traced"] and p["tps"]["mean"] > 0
+            shares = p["share"]
+            assert sum(shares.values()) == pytest.approx(1.0)
+            # waiting for work is apart from loss: lost is everything else off CPU
+            assert p["lost_ns"] == pytest.approx(
+                p["thread_time_ns"] * (1 - shares["idle"] - shares["oncpu"]))
+        assert a["verdict"]["kind"] and a["verdict"]["summary"]
+    # the terminal summary speaks of clients and transactions
+    assert "clients" in res.stdout and "TPS" in res.stdout
+
+
+@pytest.mark.kernel
+def test_ctrl_c_stops_the_servers_and_keeps_the_points(tmp_path):
+    _require("postgres-pgbench")
+    out = tmp_path / "partial"
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", "--preset",
+                             "postgres-pgbench", "--threads", "1,2,4", "--runtime", "3",
+                             "--db-scale", "1", "--image-size", "2g", "--out", str(out),
+                             "--no-report"], env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        f = out / "results.json"
+        if f.exists() and json.loads(f.read_text())["runs"]:
+            break
+        time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 130, err
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["partial"] is True and 1 <= len(doc["runs"]) < 6
+    assert_nothing_left(doc)
+    assert_servers_gone(doc)
+    assert doc["analysis"]["ext4"]["server"]["points"]
+
+
+def test_preset_options_are_checked_before_anything():
+    for args, words in ((["--preset", "oracle-tpcc"], "invalid choice"),
+                        (["--db-scale", "2"], "--db-scale needs --preset"),
+                        (["--preset", "postgres-pgbench", "--db-scale", "0"], ">= 1"),
+                        (["--preset", "mariadb-oltp", "--throughput", "pgbench"],
+                         "cannot be used with --preset"),
+                        (["--preset", "mariadb-oltp", "--scenario", "default"],
+                         "not allowed with")):
+        res = lockscope("sweep", *args, "--out", "/nonexistent/never-made")
+        assert res.returncode == 2, (args, res.stderr)
+        assert words in res.stderr and "Traceback" not in res.stderr, res.stderr
