@@ -105,6 +105,29 @@ def test_wait_for_frees_waits_only_for_a_live_freeing_child(tmp_path, monkeypatc
             live.wait()
 
 
+def _journal_threads(device: str) -> list[str]:
+    """jbd2's commit thread is named after the device it journals (jbd2/loopN-8)."""
+    name = f"jbd2/{os.path.basename(device)}-"
+    return [comm for comm in (_comm(p) for p in os.listdir("/proc") if p.isdigit())
+            if comm.startswith(name)]
+
+
+def _comm(pid: str) -> str:
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
+
+
+@pytest.mark.parametrize("fstype,journaled", [("ext2", False), ("ext3", True)])
+def test_ext2_ext3_images(loopfs_factory, fstype, journaled):
+    fs = loopfs_factory(fstype, 256 << 20)
+    assert _mounted_type(fs.mountpoint) == fstype
+    # the journal is there (ext3) or not (ext2), seen from the kernel's own thread
+    assert bool(_journal_threads(fs.device)) == journaled
+    _odirect_roundtrip(str(fs.path / "data"))
+
+
 def test_concurrent_images_of_one_type_have_their_own_ledger_entries(tmp_path):
     a, b = (loopfs.LoopFilesystem(fstype="ext4", image=str(tmp_path / d / "ext4.img"),
                                   mountpoint=str(tmp_path / d / "mnt")) for d in ("a", "b"))

@@ -168,7 +168,7 @@ def test_unknown_scenario_exits_2():
 @pytest.mark.kernel
 def test_target_not_ext4_or_xfs_exits_2(tmp_path):
     res = lockscope("sweep", "--target", "/proc", "--out", str(tmp_path / "o"))
-    assert res.returncode == 2 and "not ext4 or XFS" in res.stderr
+    assert res.returncode == 2 and "not one of ext4, xfs" in res.stderr
     res = lockscope("sweep", "--target", str(tmp_path / "missing"), "--out", str(tmp_path / "o"))
     assert res.returncode == 2 and "not a directory" in res.stderr
 

@@ -7,11 +7,11 @@ import argparse
 import sys
 
 from . import __version__
-from .commands import attach, doctor, flame, report, scenarios, sweep
+from .commands import attach, doctor, experiments, flame, report, scenarios, sweep
 from .errors import LockscopeError
 
 # Each module adds its subparser and sets ``func``.
-COMMANDS = [sweep, attach, scenarios, doctor, report, flame]
+COMMANDS = [sweep, attach, scenarios, doctor, report, flame, experiments]
 
 
 def build_parser() -> argparse.ArgumentParser:

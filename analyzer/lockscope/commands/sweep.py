@@ -50,7 +50,8 @@ from ..workload.presets import (
 )
 from ..workload.runner import PointFailed, run_command_point
 
-SUPPORTED_FS = ("ext4", "xfs")
+# ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
+SUPPORTED_FS = ("ext4", "xfs", "ext2", "ext3")
 DEFAULT_RUNTIME_S = 8
 DEFAULT_IMAGE = "4g"
 
@@ -84,7 +85,8 @@ def add_parser(sub) -> None:
         "stops scaling. With no arguments: 4 KiB random O_DIRECT writes into one shared "
         "sparse file, threads 1,2,4,8, on fresh loop-backed ext4 and XFS images.")
     p.add_argument("--fs", default="ext4,xfs", type=parse_fs,
-                   help="filesystems to compare, comma-separated (default: ext4,xfs)")
+                   help="filesystems to compare, comma-separated: ext4, xfs, ext2, ext3 "
+                   "(default: ext4,xfs)")
     p.add_argument("--threads", default="1,2,4,8", type=parse_threads,
                    help="thread counts, comma-separated (default: 1,2,4,8)")
     src = p.add_mutually_exclusive_group()
@@ -140,7 +142,7 @@ def _targets(args) -> dict[str, str]:
         fstype = mount_of(t).get("fstype")
         if fstype not in SUPPORTED_FS:
             raise UsageError(f"--target: {t} is on {fstype or 'an unknown filesystem'}, "
-                             "not ext4 or XFS")
+                             f"not one of {', '.join(SUPPORTED_FS)}")
         label = fstype if fstype not in targets else f"{fstype}-{len(targets)}"
         targets[label] = t
     return targets
