@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from lockscope.cli import build_parser
 from lockscope.experiments import claims as c
 from lockscope.experiments.catalog import EXPERIMENTS, SCALES

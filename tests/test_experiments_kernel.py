@@ -9,9 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import require_tool
+
 from lockscope.experiments import claims as c
 from lockscope.experiments.catalog import EXPERIMENTS, QUICK
+
+from conftest import require_tool
 
 pytestmark = pytest.mark.kernel
 

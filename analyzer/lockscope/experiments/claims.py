@@ -6,7 +6,7 @@ is about a shape (flat, scaling, ahead), not a decimal. Between "clearly yes" an
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .model import Measured, Outcome
 
@@ -75,9 +75,10 @@ def flat_while_other_scales(m: Measured, cases: Iterable[str], fs: str, other: s
 def beats(m: Measured, case: str, fs: str, other: str, threads: Iterable[int],
           most: bool = False) -> Outcome:
     """``fs`` is ahead of ``other`` (by LEAD) at every thread count, or at most of them."""
-    ratios = {n: m.versus(case, fs, other, n) for n in threads}
-    if not ratios or any(r is None for r in ratios.values()):
-        return _missing(f"{case} on {fs} and {other} at {sorted(ratios)} threads")
+    found = {n: m.versus(case, fs, other, n) for n in threads}
+    ratios = {n: r for n, r in found.items() if r is not None}
+    if not found or len(ratios) < len(found):
+        return _missing(f"{case} on {fs} and {other} at {sorted(found)} threads")
     wins = sum(r >= LEAD for r in ratios.values())
     need = len(ratios) // 2 + 1 if most else len(ratios)
     detail = f"{case} {fs}/{other}: " + ", ".join(

@@ -44,7 +44,7 @@ class Claim:
     ``why`` maps a status to the kernel rule that explains it on this kernel."""
 
     text: str
-    test: Callable[["Measured"], Outcome]
+    test: Callable[[Measured], Outcome]
     why: dict[str, str] = field(default_factory=dict)
 
 
