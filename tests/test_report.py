@@ -396,3 +396,16 @@ def test_render_result_reads_as_the_report_path(tmp_path):
     result = render_report(recorded_sweep(), tmp_path, flame=False)
     assert str(result) == str(tmp_path / "report.html")
     assert Path(result) == tmp_path / "report.html"
+
+
+def test_a_database_clients_operations_are_named_transactions(tmp_path):
+    doc = recorded_sweep()
+    render_report(doc, tmp_path / "io", formats=("md",), flame=False)
+    for run in doc["runs"]:
+        run["workload"]["ops_unit"] = "TPS"  # as a preset's sweep marks its client's runs
+    render_report(doc, tmp_path / "db", formats=("md",), flame=False)
+    io_md = (tmp_path / "io" / "report.md").read_text()
+    db_md = (tmp_path / "db" / "report.md").read_text()
+    assert "| IOPS |" in io_md and "| TPS |" not in io_md
+    assert "| TPS |" in db_md and "| IOPS |" not in db_md
+    assert "x TPS from" in db_md and "x IOPS from" not in db_md

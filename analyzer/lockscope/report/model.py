@@ -77,6 +77,7 @@ class FsView:
     server_rows: list[dict[str, str]] = field(default_factory=list)  # database presets
     headline: str = ""
     usl_text: str = ""
+    ops_unit: str = "IOPS"             # TPS for a database preset's client
 
 
 @dataclass
@@ -187,13 +188,23 @@ def _dio_row(d: dict[str, Any]) -> dict[str, str]:
     return row
 
 
-def _usl_text(usl: dict[str, Any] | None) -> str:
+def ops_unit(runs: list[dict[str, Any]]) -> str:
+    """What one operation is: I/Os for the engine and tools, transactions for a database
+    client (the sweep sets ``workload.ops_unit``)."""
+    for r in runs:
+        unit = _dict(r.get("workload")).get("ops_unit")
+        if unit:
+            return str(unit)
+    return "IOPS"
+
+
+def _usl_text(usl: dict[str, Any] | None, unit: str = "IOPS") -> str:
     if not usl:
         return "no USL fit in results.json"
     if not usl.get("ok"):
         return f"no USL fit: {usl.get('note') or 'fit failed'}"
     parts = [f"σ = {fmt.number(usl.get('sigma'), 3)}", f"κ = {fmt.number(usl.get('kappa'), 4)}",
-             f"λ = {fmt.number(usl.get('lambda'), 0)} IOPS per thread"]
+             f"λ = {fmt.number(usl.get('lambda'), 0)} {unit} per thread"]
     peak = fmt.as_float(usl.get("peak_threads"))
     if peak is not None and peak >= 1:
         parts.append(f"peak at N ≈ {fmt.number(peak, 1)}")
@@ -204,7 +215,7 @@ def _usl_text(usl: dict[str, Any] | None) -> str:
     return ", ".join(parts) + (f" ({usl['note']})" if usl.get("note") else "")
 
 
-def _headline(points: list[dict[str, Any]]) -> str:
+def _headline(points: list[dict[str, Any]], unit: str = "IOPS") -> str:
     if len(points) < 2:
         return ""
     lo, hi = points[0], points[-1]
@@ -212,7 +223,7 @@ def _headline(points: list[dict[str, Any]]) -> str:
     if not a or b is None:
         return ""
     eff = fmt.share(hi.get("efficiency"))
-    return (f"{b / a:.2f}x IOPS from {lo.get('threads')} to {hi.get('threads')} threads "
+    return (f"{b / a:.2f}x {unit} from {lo.get('threads')} to {hi.get('threads')} threads "
             f"(efficiency {eff} at {hi.get('threads')})")
 
 
@@ -226,8 +237,9 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
         points = _points_from_runs(runs)
     points.sort(key=lambda p: fmt.as_float(p.get("threads")) or 0)
     v = FsView(name=name, facts=facts, points=points, from_analysis=from_analysis)
+    v.ops_unit = ops_unit(runs)
     v.usl = _dict(a.get("usl")) or None
-    v.usl_text = _usl_text(v.usl)
+    v.usl_text = _usl_text(v.usl, v.ops_unit)
     verdict = _dict(a.get("verdict"))
     if verdict:
         v.verdict = {
@@ -268,7 +280,7 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
     v.dio = [_dio_row(d) for d in busy]
     v.dio_idle = len(dio) - len(busy)
     v.point_rows = [_point_row(p) for p in points]
-    v.headline = _headline(points)
+    v.headline = _headline(points, v.ops_unit)
     from .server_rows import server_rows
 
     v.server_rows = server_rows(_dict(a.get("server")))

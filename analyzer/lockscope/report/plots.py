@@ -114,7 +114,8 @@ def scaling_figure(views: list[FsView]):
             ax.plot([ns[0], ns[-1]], [x1 * ns[0], x1 * ns[-1]], color=color, ls=":", lw=1.2,
                     alpha=0.8, label=f"{v.name} ideal N·X(1)")
     tl = sorted(threads)
-    for ax, title, ylabel in ((ax_bw, "Throughput", "MiB/s"), (ax_iops, "IOPS", "IOPS")):
+    unit = views[0].ops_unit if views else "IOPS"
+    for ax, title, ylabel in ((ax_bw, "Throughput", "MiB/s"), (ax_iops, unit, unit)):
         _thread_axis(ax, tl)
         ax.set_title(f"{title} versus threads")
         ax.set_ylabel(ylabel)
