@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .host import mount_of
+from .pids import pid_exists
 
 LEDGER_DIR = Path(os.environ.get("LOCKSCOPE_LEDGER_DIR", "/run/lockscope/loopfs"))
 # -K / nodiscard: discarding a sparse image only costs time. The ext* inode tables and
@@ -219,15 +220,6 @@ def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
         pass
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def cleanup_stale() -> list[str]:
     """Tear down filesystems left by lockscope processes that no longer exist, after
@@ -243,7 +235,7 @@ def cleanup_stale() -> list[str]:
             fs = LoopFilesystem(**json.loads(entry.read_text()))
         except (OSError, ValueError, TypeError):
             continue
-        if _pid_alive(fs.owner_pid):
+        if pid_exists(fs.owner_pid):
             continue
         teardown(fs)
         cleaned.append(fs.mountpoint)

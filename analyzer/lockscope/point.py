@@ -27,6 +27,19 @@ from .recording import RecorderWindow, read_ready, stop
 READY_TIMEOUT_S = 600  # laying out a written file can take a while on a slow device
 
 
+
+class PhaseClock:
+    """Seconds spent in each phase of a point, in order: call it as each phase ends."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._mark = time.monotonic()
+
+    def __call__(self, label: str) -> None:
+        now = time.monotonic()
+        self.phases[label] = round(now - self._mark, 3)
+        self._mark = now
+
 @dataclass
 class PointResult:
     workload: dict
@@ -97,14 +110,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
     argv = engine_argv(job, threads, runtime_s, workdir, name, out)
     engine = None
     recorder: RecorderWindow | None = None
-    phases: dict[str, float] = {}
-    mark = time.monotonic()
-
-    def phase(label: str) -> None:
-        nonlocal mark
-        now = time.monotonic()
-        phases[label] = round(now - mark, 3)
-        mark = now
+    phase = PhaseClock()
 
     try:
         engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
@@ -141,7 +147,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         phase("collect")
         return PointResult(workload, recorder.trace if recorder else None,
                            recorder.error if recorder else None, file_facts(workdir), argv,
-                           phases, detaching)
+                           phase.phases, detaching)
     except BaseException:
         stop(engine)
         if recorder:

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .host import cgroup2_root
+from .pids import pid_exists
 from .workload.scope import cgroup_members, end_cgroup
 
 LEDGER_DIR = Path(os.environ.get("LOCKSCOPE_PROC_LEDGER_DIR", "/run/lockscope/servers"))
@@ -118,15 +119,6 @@ def manage(name: str, stop_signal: int = signal.SIGTERM, cgroup_prefix: str | No
     return entry
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def cleanup_stale() -> list[str]:
     """Stop the processes of ledger entries whose lockscope process no longer exists."""
@@ -138,7 +130,7 @@ def cleanup_stale() -> list[str]:
             entry = Managed(**json.loads(path.read_text()))
         except (OSError, ValueError, TypeError):
             continue
-        if _alive(entry.owner_pid):
+        if pid_exists(entry.owner_pid):
             continue
         entry.stop()
         cleaned.append(entry.name)

@@ -9,9 +9,33 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ..errors import LockscopeError
+
+_S = TypeVar("_S", bound="Lifecycle")
+
+
+class Lifecycle:
+    """A server as a context manager: started on entry, stopped on exit, and stopped
+    again when starting fails half way (a process or ledger entry may already exist)."""
+
+    def start(self, timeout: float = 120) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _S) -> _S:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 @dataclass

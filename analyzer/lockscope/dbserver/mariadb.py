@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import procledger
 from ..errors import LockscopeError
-from .common import Server, free_port, give_to, into_cgroup, run_checked, wait_for
+from .common import Lifecycle, Server, free_port, give_to, into_cgroup, run_checked, wait_for
 
 USER = "mysql"
 # A clean shutdown flushes the buffer pool; the data is thrown away afterwards, so it
@@ -48,7 +48,7 @@ def mysql_query(sock: str, sql: str, check: bool = False) -> str | None:
     return res.stdout
 
 
-class MariaDB:
+class MariaDB(Lifecycle):
     """mariadbd with its data directory under ``base`` (e.g. a loop filesystem), a
     private socket there; a context manager that stops it on every exit path. Root logs
     in without a password over the socket. The server runs as the ``mysql`` user;
@@ -74,17 +74,6 @@ class MariaDB:
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.pid
-
-    def __enter__(self) -> MariaDB:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     def start(self, timeout: float = 120) -> None:
         why = missing()

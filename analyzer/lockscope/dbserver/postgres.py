@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import procledger
 from ..errors import LockscopeError
-from .common import Server, as_user, free_port, give_to, into_cgroup, run_checked
+from .common import Lifecycle, Server, as_user, free_port, give_to, into_cgroup, run_checked
 
 USER = "postgres"
 STOP_GRACE_S = 30
@@ -35,7 +35,7 @@ def missing() -> str | None:
     return None
 
 
-class Postgres:
+class Postgres(Lifecycle):
     """postgres with its datadir under ``base``; a context manager that stops it on every
     exit path. Trust login as ``postgres`` over the private socket directory.
     ``made_above``: as for MariaDB, the highest directory lockscope made above ``base``."""
@@ -54,17 +54,6 @@ class Postgres:
         self.pid = 0
         self.entry: procledger.Managed | None = None
         self.bin = pg_bin()
-
-    def __enter__(self) -> Postgres:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     @property
     def log(self) -> Path:

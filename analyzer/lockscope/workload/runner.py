@@ -9,13 +9,12 @@ opened: the trace covers the command's whole run and nothing before it.
 from __future__ import annotations
 
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..errors import LockscopeError
-from ..point import PointResult, file_facts
+from ..point import PhaseClock, PointResult, file_facts
 from ..recording import RecorderWindow, last_line
 from .gate import end_group, run_gated, spawn_gated, tool_env
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
@@ -68,14 +67,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
     """Run one point with the command's files in ``workdir`` and outputs in ``scratch``;
     ``on_phase`` hears what the point is doing (for a progress line)."""
     scratch.mkdir(parents=True, exist_ok=True)
-    phases: dict[str, float] = {}
-    mark = time.monotonic()
-
-    def phase(label: str) -> None:
-        nonlocal mark
-        now = time.monotonic()
-        phases[label] = round(now - mark, 3)
-        mark = now
+    phase = PhaseClock()
 
     if spec.prepare:
         on_phase("preparing")
@@ -113,7 +105,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         workload = _workload(spec, lines, procs, walls, scratch, trace_doc)
         phase("collect")
         return PointResult(workload, trace_doc, recorder.error if recorder else None,
-                           file_facts(workdir), [], phases, detaching)
+                           file_facts(workdir), [], phase.phases, detaching)
     except BaseException:
         for p in procs:
             end_group(p)

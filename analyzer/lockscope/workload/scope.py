@@ -15,6 +15,7 @@ from itertools import count
 from pathlib import Path
 
 from ..host import cgroup2_root
+from ..pids import pid_exists
 
 PREFIX = "lockscope-cmd-"
 NAME = re.compile(rf"^{PREFIX}([0-9]+)-[0-9]+$")
@@ -105,17 +106,7 @@ def cleanup_stale() -> list[str]:
         return cleaned
     for entry in entries:
         m = NAME.match(entry.name)
-        if m and not _alive(int(m.group(1))):
+        if m and not pid_exists(int(m.group(1))):
             end_cgroup(entry)
             cleaned.append(str(entry))
     return cleaned
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
