@@ -773,23 +773,28 @@ static void write_jbd2(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
+/* The sections both the whole window and each interval of a series have, in order. */
+static void write_activity(struct rec_session *s, struct json_out *j)
+{
+	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
+	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
+	write_threads(s, j);
+	write_locks(s, j);
+	write_dio(s, j);
+	write_offcpu(s, j);
+	write_block(s, j);
+	write_syscalls(s, j);
+	write_net(s, j);
+}
+
 int document_write(struct rec_session *s, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
 
-	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
-	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
-
 	json_begin_object(&j);
 	write_header(s, &j);
 	write_drops_and_counts(s, &j);
-	write_threads(s, &j);
-	write_locks(s, &j);
-	write_dio(s, &j);
-	write_offcpu(s, &j);
-	write_block(s, &j);
-	write_syscalls(s, &j);
-	write_net(s, &j);
+	write_activity(s, &j);
 	write_jbd2(s, &j);
 	holder_read_json(s, &j);
 	if (s->ovh_ready)
@@ -810,8 +815,6 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64
 	/* the section writers read s->data: the delta stands in for it */
 	s->data = *delta;
 	s->in_series = true;
-	qsort(s->data.tasks, s->data.nr_tasks, sizeof(*s->data.tasks), cmp_task_tid);
-	qsort(s->data.inodes, s->data.nr_inodes, sizeof(*s->data.inodes), cmp_inode_addr);
 	json_begin_object(&j);
 	json_key(&j, "interval");
 	json_begin_object(&j);
@@ -819,13 +822,7 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64
 	json_uint(&j, "end_mono_ns", end);
 	json_uint(&j, "duration_ns", end - start);
 	json_end_object(&j);
-	write_threads(s, &j);
-	write_locks(s, &j);
-	write_dio(s, &j);
-	write_offcpu(s, &j);
-	write_block(s, &j);
-	write_syscalls(s, &j);
-	write_net(s, &j);
+	write_activity(s, &j);
 	overhead_interval_json(&s->ovh, &j, end, reread);
 	json_end_object(&j);
 	*delta = s->data;
