@@ -497,8 +497,8 @@ class WhatIf(TypedDict):
     speedup: float | None
 
 
-class Lock(TypedDict):
-    """``analysis.<fs>.locks[]``."""
+class LockIdentity(TypedDict):
+    """Which lock: the fields every per-lock record of the analysis starts with."""
 
     key: str
     kind: str
@@ -508,6 +508,11 @@ class Lock(TypedDict):
     ino: int | None
     addr: str | None
     inode: bool
+
+
+class Lock(LockIdentity):
+    """``analysis.<fs>.locks[]``."""
+
     mode: str               # exclusive | shared | mixed | unknown
     count: int
     total_ns: int

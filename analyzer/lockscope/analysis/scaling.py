@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TypedDict
 
-from ..schema import Clat, Lock, Point, PointLock, Run
+from ..schema import Clat, Lock, LockIdentity, Point, PointLock, Run
 from .runs import Breakdown, RunLock, trace_breakdown, worker_tids, workload_figures
 from .stats import add_hist, log2_percentile, spread
 
@@ -13,17 +12,9 @@ SHARE_KEYS = ("oncpu", "runqueue", "inode_lock", "other_lock", "block_io", "jour
               "other_offcpu")
 
 
-class LockTotals(TypedDict):
+class LockTotals(LockIdentity):
     """One lock summed over a filesystem's runs, before finish_locks."""
 
-    key: str
-    kind: str
-    name: str
-    path: str | None
-    dev: str | None
-    ino: int | None
-    addr: str | None
-    inode: bool
     count: int
     total_ns: int
     max_ns: int
