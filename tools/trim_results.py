@@ -38,6 +38,10 @@ def _folded(lines: list[str]) -> list[str]:
 
 
 def trim_trace(trace: dict[str, Any]) -> None:
+    argv = trace.get("argv")
+    if argv and "/build/bin/" in str(argv[0]):
+        # the checkout's location on the machine that recorded it means nothing elsewhere
+        argv[0] = "build/bin/" + str(argv[0]).rsplit("/build/bin/", 1)[1]
     trace["offcpu"] = _heaviest(trace.get("offcpu") or [], TOP["offcpu"], "total_ns")
     for rec in trace["offcpu"]:
         _cut_stacks(rec)
