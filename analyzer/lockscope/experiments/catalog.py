@@ -109,19 +109,24 @@ def _sysbench(args: str) -> str:
     return "sysbench fileio " + args
 
 
+def _sysbench_sweep(case: str, threads: tuple[int, ...], files: str, test: str,
+                    scale: Scale) -> Sweep:
+    """One sysbench fileio sweep on ext4 and XFS: `files` made by --prepare, then
+    `test` (mode, block size, I/O mode) run at each thread count."""
+    run = f"{files} {test} --threads={{threads}} --time={{runtime}} run"
+    return Sweep(case, ("ext4", "xfs"), threads, (
+        "--fs", "ext4,xfs", "--threads", ",".join(map(str, threads)),
+        "--prepare", _sysbench(f"{files} prepare"), "--command", _sysbench(run),
+        "--throughput", "sysbench", *_common(scale, "2g")))
+
+
 def _exp2_sweeps(scale: Scale) -> list[Sweep]:
     threads = (1, 2) if _quick(scale) else (1, 2, 4, 8, 16)
     modes = ("rndwr",) if _quick(scale) else ("rndrw", "rndwr")
     files = f"--file-num=64 --file-total-size={scale.sizes['exp2_total']}"
-    out = []
-    for mode in modes:
-        run = (f"{files} --file-test-mode={mode} --file-extra-flags=direct "
-               "--file-io-mode=sync --threads={threads} --time={runtime} run")
-        out.append(Sweep(mode, ("ext4", "xfs"), threads, (
-            "--fs", "ext4,xfs", "--threads", ",".join(map(str, threads)),
-            "--prepare", _sysbench(f"{files} prepare"), "--command", _sysbench(run),
-            "--throughput", "sysbench", *_common(scale, "2g"))))
-    return out
+    return [_sysbench_sweep(mode, threads, files, f"--file-test-mode={mode} "
+                            "--file-extra-flags=direct --file-io-mode=sync", scale)
+            for mode in modes]
 
 
 EXP2 = Experiment(
@@ -230,16 +235,10 @@ def _ahead(m, fs: str, other: str, cases: tuple[str, ...]) -> Outcome:
 def _exp4_sweeps(scale: Scale) -> list[Sweep]:
     files = f"--file-num=1 --file-total-size={scale.sizes['exp4_file']}"
     modes = ("sync",) if _quick(scale) else ("sync", "async")
-    out = []
-    for mode in modes:
-        run = (f"{files} --file-test-mode=rndwr --file-block-size=16384 "
-               f"--file-extra-flags=direct --file-io-mode={mode} "
-               "--threads={threads} --time={runtime} run")
-        out.append(Sweep(mode, ("ext4", "xfs"), (1, 4), (
-            "--fs", "ext4,xfs", "--threads", "1,4",
-            "--prepare", _sysbench(f"{files} prepare"), "--command", _sysbench(run),
-            "--throughput", "sysbench", *_common(scale, "2g"))))
-    return out
+    return [_sysbench_sweep(mode, (1, 4), files, "--file-test-mode=rndwr "
+                            "--file-block-size=16384 --file-extra-flags=direct "
+                            f"--file-io-mode={mode}", scale)
+            for mode in modes]
 
 
 EXP4 = Experiment(
