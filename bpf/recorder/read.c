@@ -170,6 +170,30 @@ static int read_tallies(struct record_bpf *skel, __u64 *tallies)
 	return 0;
 }
 
+/* Block devices: the claimed slots of block_devs, each with its per-CPU
+ * stats (kern/io.bpf.inc). */
+static int read_block(struct record_bpf *skel, struct rec_data *d)
+{
+	int fd = bpf_map__fd(skel->maps.block_stats), err = 0;
+	__u32 i;
+
+	d->block = calloc(REC_BLOCK_SLOTS, sizeof(*d->block));
+	if (!d->block)
+		return -ENOMEM;
+	for (i = 0; i < REC_BLOCK_SLOTS && !err; i++) {
+		__u64 dev = __atomic_load_n(&skel->bss->block_devs[i], __ATOMIC_RELAXED);
+		struct rec_block *b = &d->block[d->nr_block];
+
+		if (!(dev & REC_BLOCK_USED))
+			continue;
+		b->dev = (__u32)dev;
+		err = read_percpu_elem(fd, &i, &b->v, sizeof(b->v), &lat_reduce);
+		if (!err && b->v.count)
+			d->nr_block++;
+	}
+	return err;
+}
+
 int read_maps(struct record_bpf *skel, struct rec_data *d)
 {
 	int fd = bpf_map__fd(skel->maps.syscall_stats), err = 0;
@@ -181,7 +205,7 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP(tasks, struct rec_task, tasks);
 	err = err ?: DUMP_PERCPU(offcpu, struct rec_offcpu, offcpu, &sum_reduce);
 	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);
-	err = err ?: DUMP_PERCPU(block_stats, struct rec_block, block, &lat_reduce);
+	err = err ?: read_block(skel, d);
 	err = err ?: DUMP(jbd2_handles, struct rec_handle, handles);
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)

@@ -289,6 +289,13 @@ struct spin_slot {
 };
 
 
+/* Block devices followed (kern/io.bpf.inc): slots of a global table, found
+ * from the device number by linear probing, at most REC_BLOCK_PROBES. */
+#define REC_BLOCK_SLOT_BITS 7
+#define REC_BLOCK_SLOTS (1u << REC_BLOCK_SLOT_BITS)
+#define REC_BLOCK_PROBES 8
+#define REC_BLOCK_USED (1ULL << 32)
+
 struct block_inflight {
 	__u64 ts;
 	__u32 dev;
