@@ -112,3 +112,15 @@ def test_pending_sums_merge_into_their_record_or_count_a_drop_past_the_map_size(
     # the map held max records already: a pending sum with a new key is a drop
     rows, drops = run(driver, [k1 + (3, 300)], [k1 + (2, 200), k3 + (1, 50)], max_records=1)
     assert drops == 1 and rows == [k1 + (5, 500, 0, 0)]
+
+
+def test_every_pending_slot_of_a_thread_is_added(driver):
+    """A thread sums one record per place it blocks at (several slots in its entry); each
+    slot's sum reaches its own record, more slots than one entry holds included."""
+    keys = [(3, 0, 0, syscall, NO, NO) for syscall in range(1, 7)]
+    pending = [k + (i + 1, 100 * (i + 1)) for i, k in enumerate(keys)]
+    rows, drops = run(driver, [keys[0] + (1, 10)], pending)
+    assert drops == 0
+    want = [keys[0] + (2, 110, 0, 0)] + [k + (i + 1, 100 * (i + 1), 0, 0)
+                                         for i, k in enumerate(keys) if i]
+    assert sorted(rows) == sorted(want)

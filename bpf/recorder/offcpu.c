@@ -9,39 +9,44 @@
 #include "read.h"
 #include "offcpu.h"
 
-/* Each thread's last off-CPU record is still summed in its entry (the
- * kernel side flushes it when the key changes): add it to the map's. A new
- * key beyond the map's size is a drop, as it would have been in the map. */
+/* Each thread's last off-CPU records are still summed in its entry (the
+ * kernel side flushes a slot when another key takes it): add them to the
+ * map's. A new key beyond the map's size is a drop, as it would have been
+ * in the map. */
 int offcpu_add_pending(struct rec_data *d, size_t max)
 {
 	size_t i, k, n = d->nr_offcpu;
 	struct rec_offcpu *arr;
+	int s;
 
 	for (i = 0; i < d->nr_tasks; i++)
-		n += d->tasks[i].v.pending_count != 0;
+		for (s = 0; s < REC_PENDING_SLOTS; s++)
+			n += d->tasks[i].v.pend[s].count != 0;
 	arr = realloc(d->offcpu, (n ? n : 1) * sizeof(*arr));
 	if (!arr)
 		return -ENOMEM;
 	d->offcpu = arr;
 	for (i = 0; i < d->nr_tasks; i++) {
-		const struct task_val *t = &d->tasks[i].v;
+		for (s = 0; s < REC_PENDING_SLOTS; s++) {
+			const struct offcpu_pending *p = &d->tasks[i].v.pend[s];
 
-		if (!t->pending_count)
-			continue;
-		for (k = 0; k < d->nr_offcpu; k++)
-			if (!memcmp(&arr[k].k, &t->out, sizeof(t->out)))
-				break;
-		if (k == d->nr_offcpu) {
-			if (d->nr_offcpu >= max) {
-				d->tallies[DROP_OFFCPU_FULL]++;
+			if (!p->count)
 				continue;
+			for (k = 0; k < d->nr_offcpu; k++)
+				if (!memcmp(&arr[k].k, &p->k, sizeof(p->k)))
+					break;
+			if (k == d->nr_offcpu) {
+				if (d->nr_offcpu >= max) {
+					d->tallies[DROP_OFFCPU_FULL]++;
+					continue;
+				}
+				memset(&arr[k], 0, sizeof(arr[k]));
+				arr[k].k = p->k;
+				d->nr_offcpu++;
 			}
-			memset(&arr[k], 0, sizeof(arr[k]));
-			arr[k].k = t->out;
-			d->nr_offcpu++;
+			arr[k].v.count += p->count;
+			arr[k].v.total_ns += p->ns;
 		}
-		arr[k].v.count += t->pending_count;
-		arr[k].v.total_ns += t->pending_ns;
 	}
 	return 0;
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include "read.h"
 
-/* Adds each thread's pending record (d->tasks) to d->offcpu; a new key
+/* Adds each thread's pending records (d->tasks) to d->offcpu; a new key
  * beyond max records counts one DROP_OFFCPU_FULL. 0 or -ENOMEM. */
 int offcpu_add_pending(struct rec_data *d, size_t max);
 

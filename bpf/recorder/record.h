@@ -212,7 +212,21 @@ struct stack_memo {
 	__u32 ustack[REC_MEMO_SLOTS];
 };
 
-/* Per traced thread: time accounting plus the slots the probes need. */
+/* An off-CPU record being summed in a thread's entry (sched.bpf.inc). */
+struct offcpu_pending {
+	struct offcpu_key k;
+	__u64 count;
+	__u64 ns;
+};
+
+/* Off-CPU records a thread sums in its entry: one per place it blocks at
+ * (reason, system call, lock), so that a thread moving between a few
+ * places reaches the offcpu map only when a slot is reused. */
+#define REC_PENDING_SLOTS 4
+
+/* Per traced thread: time accounting plus the slots the probes need. The
+ * fields sched_switch touches come first, together (fewer cache lines on
+ * every switch). */
 struct task_val {
 	__u64 comm[REC_COMM_WORDS];
 	__u32 pid;
@@ -223,21 +237,7 @@ struct task_val {
 	__u64 in_ts;           /* switched in */
 	__u64 out_ts;          /* switched out (0 while on CPU) */
 	__u64 wake_ts;
-	/* last stack sample per (system call, reason), and of any */
-	__u64 sample_ts[REC_MEMO_SLOTS];
-	__u32 sample_key[REC_MEMO_SLOTS];
-	__u64 walk_ts;
 	__u64 runq_delay;      /* sched_info run-queue wait at the last switch-in */
-	/* the off-CPU record being summed: flushed to the offcpu map when a
-	 * switch-out has another key (user space adds what is left at the end) */
-	struct offcpu_key out;
-	__u64 pending_count;
-	__u64 pending_ns;
-	/* socket and pipe traffic */
-	__u64 rx_calls;
-	__u64 rx_bytes;
-	__u64 tx_calls;
-	__u64 tx_bytes;
 	/* sleeping-lock contention slot */
 	__u64 lock;
 	__u64 lock_ts;
@@ -247,6 +247,21 @@ struct task_val {
 	__u32 lock_state;      /* LS_* */
 	__u32 lock_nested;
 	__u32 lock_repeats;
+	/* last stack sample per (system call, reason), and of any */
+	__u64 sample_ts[REC_MEMO_SLOTS];
+	__u32 sample_key[REC_MEMO_SLOTS];
+	__u64 walk_ts;
+	/* the off-CPU records being summed: the last switch-out's is pend[pend_cur];
+	 * a slot is flushed to the offcpu map when reused, in turn (pend_next;
+	 * user space adds what is left at the end) */
+	__u32 pend_cur;
+	__u32 pend_next;
+	struct offcpu_pending pend[REC_PENDING_SLOTS];
+	/* socket and pipe traffic */
+	__u64 rx_calls;
+	__u64 rx_bytes;
+	__u64 tx_calls;
+	__u64 tx_bytes;
 	/* syscall slot */
 	__u64 sys_ts;
 	__u64 sys_ino;

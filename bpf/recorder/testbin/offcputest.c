@@ -2,7 +2,8 @@
 /* Test driver for offcpu.c (tests/test_offcpu_spread.py): reads
  *   max N
  *   R tid reason lock syscall kstack ustack count ns   (a map record)
- *   T tid reason lock syscall kstack ustack count ns   (a thread's pending sum)
+ *   T tid reason lock syscall kstack ustack count ns   (a thread's pending sum;
+ *     consecutive T lines of one tid fill its slots in turn)
  * from stdin, runs offcpu_add_pending and offcpu_spread, prints
  *   tid reason lock syscall kstack ustack count ns sampled_count sampled_ns
  * per record and a last line "drops N". Stack ids are numbers, -1 none. */
@@ -38,7 +39,7 @@ int main(void)
 {
 	struct rec_data d;
 	char line[256];
-	size_t max = 1 << 20, cap_o = 0, cap_t = 0, i;
+	size_t max = 1 << 20, cap_o = 0, cap_t = 0, i, slot = 0;
 
 	memset(&d, 0, sizeof(d));
 	while (fgets(line, sizeof(line), stdin)) {
@@ -61,14 +62,23 @@ int main(void)
 			d.offcpu[d.nr_offcpu].k = k;
 			d.offcpu[d.nr_offcpu++].v = v;
 		} else {
-			if (d.nr_tasks == cap_t &&
-			    !(d.tasks = realloc(d.tasks, (cap_t = cap_t * 2 + 8) * sizeof(*d.tasks))))
-				return 1;
-			memset(&d.tasks[d.nr_tasks], 0, sizeof(*d.tasks));
-			d.tasks[d.nr_tasks].tid = k.tid;
-			d.tasks[d.nr_tasks].v.out = k;
-			d.tasks[d.nr_tasks].v.pending_count = v.count;
-			d.tasks[d.nr_tasks++].v.pending_ns = v.total_ns;
+			struct rec_task *t = d.nr_tasks ? &d.tasks[d.nr_tasks - 1] : NULL;
+			struct offcpu_pending *p;
+
+			/* the thread of the line before, while it has slots left */
+			if (!t || t->tid != k.tid || slot == REC_PENDING_SLOTS) {
+				if (d.nr_tasks == cap_t &&
+				    !(d.tasks = realloc(d.tasks, (cap_t = cap_t * 2 + 8) * sizeof(*d.tasks))))
+					return 1;
+				t = &d.tasks[d.nr_tasks++];
+				memset(t, 0, sizeof(*t));
+				t->tid = k.tid;
+				slot = 0;
+			}
+			p = &t->v.pend[slot++];
+			p->k = k;
+			p->count = v.count;
+			p->ns = v.total_ns;
 		}
 	}
 	if (offcpu_add_pending(&d, max))
