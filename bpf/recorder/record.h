@@ -256,6 +256,7 @@ struct task_val {
 	 * user space adds what is left at the end) */
 	__u32 pend_cur;
 	__u32 pend_next;
+	__u32 pend_tag[REC_PENDING_SLOTS]; /* a hash of each slot's key: one cache line searched */
 	struct offcpu_pending pend[REC_PENDING_SLOTS];
 	/* socket and pipe traffic */
 	__u64 rx_calls;
