@@ -206,7 +206,7 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP_PERCPU(offcpu, struct rec_offcpu, offcpu, &sum_reduce);
 	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);
 	err = err ?: read_block(skel, d);
-	err = err ?: DUMP(jbd2_handles, struct rec_handle, handles);
+	err = err ?: DUMP_PERCPU(jbd2_handles, struct rec_handle, handles, &sum_reduce);
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)
 		err = read_percpu_elem(fd, &i, &d->syscalls[i], sizeof(d->syscalls[i]), &lat_reduce);
