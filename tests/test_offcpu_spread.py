@@ -117,7 +117,7 @@ def test_pending_sums_merge_into_their_record_or_count_a_drop_past_the_map_size(
 def test_every_pending_slot_of_a_thread_is_added(driver):
     """A thread sums one record per place it blocks at (several slots in its entry); each
     slot's sum reaches its own record, more slots than one entry holds included."""
-    keys = [(3, 0, 0, syscall, NO, NO) for syscall in range(1, 7)]
+    keys = [(3, 0, 0, syscall, NO, NO) for syscall in range(1, 12)]  # more than 8 slots
     pending = [k + (i + 1, 100 * (i + 1)) for i, k in enumerate(keys)]
     rows, drops = run(driver, [keys[0] + (1, 10)], pending)
     assert drops == 0

@@ -220,9 +220,9 @@ struct offcpu_pending {
 };
 
 /* Off-CPU records a thread sums in its entry: one per place it blocks at
- * (reason, system call, lock), so that a thread moving between a few
- * places reaches the offcpu map only when a slot is reused. */
-#define REC_PENDING_SLOTS 4
+ * (reason, system call, lock, stacks), so that a thread moving between a
+ * few places reaches the offcpu map only when a slot is reused. */
+#define REC_PENDING_SLOTS 8
 
 /* Per traced thread: time accounting plus the slots the probes need. The
  * fields sched_switch touches come first, together (fewer cache lines on
@@ -252,11 +252,12 @@ struct task_val {
 	__u32 sample_key[REC_MEMO_SLOTS];
 	__u64 walk_ts;
 	/* the off-CPU records being summed: the last switch-out's is pend[pend_cur];
-	 * a slot is flushed to the offcpu map when reused, in turn (pend_next;
-	 * user space adds what is left at the end) */
+	 * a slot is flushed to the offcpu map when another key takes it, the
+	 * least used one (user space adds what is left at the end) */
 	__u32 pend_cur;
-	__u32 pend_next;
-	__u32 pend_tag[REC_PENDING_SLOTS]; /* a hash of each slot's key: one cache line searched */
+	__u32 pend_pad;
+	__u32 pend_tag[REC_PENDING_SLOTS];  /* a hash of each slot's key, compared first */
+	__u32 pend_uses[REC_PENDING_SLOTS]; /* switch-outs into each slot, halved at each eviction */
 	struct offcpu_pending pend[REC_PENDING_SLOTS];
 	/* socket and pipe traffic */
 	__u64 rx_calls;
