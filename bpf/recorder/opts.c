@@ -91,6 +91,12 @@ static const struct opt_def defs[] = {
 	  "directory entries visited when searching a mount for an inode's path", NULL },
 	{ "disable", 0, "GROUP[,GROUP...]", OK_STRING, F(disable), 0, 0, 0, false,
 	  "turn probe groups off (names as in --list-features)", NULL },
+	{ "fs", 0, "LIST", OK_STRING, F(fs), 0, 0, 0, false,
+	  "attach the xfs_* and ext4/jbd2 probe groups only for these filesystem types "
+	  "(comma list, e.g. xfs or ext4,xfs), or all, or auto: the types of the regular files "
+	  "the --pid processes have open at start and of their working directories (all when "
+	  "none is found); files opened later on another type are not covered, --fs all is",
+	  "auto with --pid, else all" },
 	{ "attach-kinds", 0, "KIND[,KIND...]", OK_STRING, F(attach_kinds), 0, 0, 0, false,
 	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe", "all" },
 	{ "max-overhead", 0, "PCT", OK_DOUBLE, F(max_overhead_pct), 2, 0, 100, false,

@@ -33,6 +33,7 @@ struct rec_opts {
 	unsigned int mount_search_max;
 	const char *disable;        /* comma-separated group names */
 	const char *attach_kinds;   /* comma-separated attach kinds allowed */
+	const char *fs;             /* --fs: all, auto or filesystem types; NULL = default */
 	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
 	unsigned int interval_ms;   /* per-interval series; 0 = off */
 	const char *series_out;     /* one JSON line per interval, or NULL */

@@ -47,6 +47,8 @@ struct rec_group_def {
 	unsigned int kinds;                     /* bit per enum rec_attach offered */
 	bool extra;                             /* optional extra: off is normal */
 	const char *lost;                       /* what is lost when off */
+	const char *fs;                         /* the filesystem whose code fires it (--fs),
+						 * NULL: every one */
 };
 
 extern const struct rec_group_def probe_groups[NR_GROUPS];
@@ -56,6 +58,7 @@ struct rec_group_state {
 	int attach;                 /* enum rec_attach, or -1 when off */
 	char reason[512];           /* why off, or which kinds were passed over */
 	unsigned int failed;        /* kinds that failed to load or attach */
+	bool not_needed;            /* its filesystem is not the target's (--fs) */
 	char why[NR_ATTACH][160];   /* why each kind was not used */
 };
 
@@ -68,6 +71,7 @@ struct rec_probe {
 	int *link_groups;           /* group of each link (-1: none) */
 	int nr_links;
 	struct rec_group_state groups[NR_GROUPS];
+	char fs_reason[256];        /* the reason of the groups --fs leaves out */
 };
 
 /* A callback that sets rodata, map sizes and filters on the opened skeleton
@@ -81,7 +85,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 		      void *arg);
 void probe_destroy(struct rec_probe *p);
 
-/* Validates --disable and --attach-kinds names; -1 with a message if bad. */
+/* Validates --disable, --attach-kinds and --fs names; -1 with a message if bad. */
 int probe_check_names(const struct rec_opts *o);
 
 /* Detaches group g's programs (every program when g < 0) while recording;
