@@ -50,6 +50,10 @@ def _free_pid() -> int:
     (["--holder-period-ms", "0"], ["--holder-period-ms"]),
     (["--disable", "no_such_group"], ["no_such_group"]),
     (["--attach-kinds", "uprobe"], ["uprobe"]),
+    (["--fs", "nosuchfs"], ["--fs", "nosuchfs"]),
+    (["--fs", "xfs,,ext4"], ["--fs", "empty"]),
+    (["--fs", "xfs,all"], ["--fs", "all"]),
+    (["--fs", ""], ["--fs"]),
     (["--no-such-option"], ["--no-such-option"]),
     (["extra-argument"], ["extra-argument"]),
 ])

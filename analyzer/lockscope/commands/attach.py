@@ -61,6 +61,10 @@ def add_parser(sub) -> None:
     p.add_argument("--max-overhead", type=float, default=DEFAULT_MAX_OVERHEAD, metavar="PCT",
                    help="CPU the recorder may use, in %% of the machine; probe groups are shed "
                    f"above it (default {DEFAULT_MAX_OVERHEAD:g})")
+    p.add_argument("--fs", metavar="LIST", help="the recorder's --fs: filesystem types "
+                   "whose xfs/ext4 probe groups are attached (e.g. xfs or ext4,xfs), or all "
+                   "(default: the recorder's own, auto with --pid: the types of the files "
+                   "the processes have open when tracing starts)")
     p.add_argument("--mysql", metavar="SOCKET|DSN", help="read-only login to MariaDB/MySQL "
                    "for its counters (socket path or mysql://user:pass@host:port/)")
     p.add_argument("--postgres", metavar="DSN", help="read-only login to PostgreSQL for "
@@ -90,7 +94,7 @@ def recorder_supports(binary: str) -> set[str]:
                               timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return set()
-    return {o for o in ("--max-overhead", "--interval-ms", "--series-out") if o in text}
+    return {o for o in ("--max-overhead", "--interval-ms", "--series-out", "--fs") if o in text}
 
 
 def _die_with_parent() -> None:
@@ -174,6 +178,10 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         "--start-on-stdin", "--duration", f"{args.duration:g}", "--out", str(trace_path)]
     if "--max-overhead" in supports:
         argv += ["--max-overhead", f"{args.max_overhead:g}"]
+    if args.fs:
+        if "--fs" not in supports:
+            raise UsageError(f"--fs: {binary} has no --fs option (rebuild it: make bins)")
+        argv += ["--fs", args.fs]
     if series_path and "--interval-ms" in supports:
         argv += ["--interval-ms", str(max(100, int(args.interval * 1000))),
                  "--series-out", str(series_path)]
@@ -185,7 +193,12 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         rec = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=log, text=True, bufsize=1, preexec_fn=_die_with_parent)
         try:
-            read_ready(rec, "lockscope-record", 60, log)
+            try:
+                read_ready(rec, "lockscope-record", 60, log)
+            except LockscopeError as exc:
+                if rec.returncode == 2:  # the recorder refused an option value (--fs)
+                    raise UsageError(str(exc)) from None
+                raise
             assert rec.stdin is not None     # stdin=PIPE
             rec.stdin.write("start\n")
             rec.stdin.flush()

@@ -86,8 +86,9 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
                  ("hostname", "kernel", "machine", "cpus", "memory_bytes")],
         "command": " ".join(doc.get("command") or []),
         "recorder": " ".join(at.get("recorder_argv") or []),
+        # a group of a filesystem the target does not use (--fs) misses nothing
         "features": [f for f in ((doc.get("runs") or [{}])[0].get("trace") or {}).get(
-            "features") or [] if not f.get("enabled")],
+            "features") or [] if not f.get("enabled") and not f.get("not_needed")],
     }
 
 
