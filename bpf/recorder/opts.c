@@ -92,10 +92,10 @@ static const struct opt_def defs[] = {
 	{ "disable", 0, "GROUP[,GROUP...]", OK_STRING, F(disable), 0, 0, 0, false,
 	  "turn probe groups off (names as in --list-features)", NULL },
 	{ "fs", 0, "LIST", OK_STRING, F(fs), 0, 0, 0, false,
-	  "attach the xfs_* and ext4/jbd2 probe groups only for these filesystem types "
+	  "attach the xfs_* and ext4_*/jbd2 probe groups only for these filesystem types "
 	  "(comma list, e.g. xfs or ext4,xfs), or all, or auto: the types of the regular files "
 	  "the --pid processes have open at start and of their working directories (all when "
-	  "none is found); files opened later on another type are not covered, --fs all is",
+	  "none is found; files opened later on another type are not covered)",
 	  "auto with --pid, else all" },
 	{ "attach-kinds", 0, "KIND[,KIND...]", OK_STRING, F(attach_kinds), 0, 0, 0, false,
 	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe", "all" },

@@ -522,12 +522,13 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 
 		st->attach = -1;
 		st->reason[0] = 0;
-		if (in_list(o->disable, def->name)) {
-			snprintf(st->reason, sizeof(st->reason), "disabled by --disable");
-			continue;
-		}
+		/* before --disable: such a group would not have run anyway */
 		if (st->not_needed) {
 			snprintf(st->reason, sizeof(st->reason), "%s", p->fs_reason);
+			continue;
+		}
+		if (in_list(o->disable, def->name)) {
+			snprintf(st->reason, sizeof(st->reason), "disabled by --disable");
 			continue;
 		}
 		for (i = 0; i < NR_ATTACH; i++) {
