@@ -430,6 +430,15 @@ class DbDoc(TypedDict, total=False):
     warning: str | None
 
 
+class FailedPoint(TypedDict, total=False):
+    fs: str
+    threads: int
+    repeat: int
+    error: str
+    exit_status: int | None
+    stderr: str | None
+
+
 class ResultsDoc(TypedDict, total=False):
     schema: str
     kind: str               # "attach" for lockscope attach; absent for a sweep
@@ -444,6 +453,7 @@ class ResultsDoc(TypedDict, total=False):
     attach: dict[str, Any]
     db: DbDoc | None
     analysis: Analysis
+    failed_point: FailedPoint   # the point that stopped the sweep (workload/points.py)
 
 
 # ---------------------------------------------------------------- analysis.<fs> (sweep)
