@@ -34,6 +34,8 @@ def dead_pid() -> int:
     (lambda: ["--cgroup", "/nonexistent/cg"], "not a directory"),
     (lambda: ["--unit", "no-such-unit-q"], "no cgroup for no-such-unit-q.service"),
     (lambda: ["--pid", "1", "--duration", "1e6"], "--duration must be in"),
+    (lambda: ["--pid", "1", "--fs", "nosuchfs"], "unknown filesystem type 'nosuchfs'"),
+    (lambda: ["--pid", "1", "--fs", "xfs,all"], "--fs: a comma list"),
 ])
 def test_bad_targets_are_one_line_and_exit_2(tmp_path, args, words):
     out = tmp_path / "out"

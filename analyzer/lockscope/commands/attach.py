@@ -84,6 +84,26 @@ def _check_args(args) -> None:
         raise UsageError("--max-overhead must be a percentage in (0, 100]")
     if args.mysql and args.postgres:
         raise UsageError("give --mysql or --postgres, not both")
+    if args.fs is not None:
+        _check_fs(args.fs)
+
+
+def _check_fs(value: str) -> None:
+    """--fs before anything is made (the recorder checks it again, and has the last word):
+    all, auto, or filesystem types the recorder has groups for or the kernel knows."""
+    if value in ("all", "auto"):
+        return
+    types = value.split(",")
+    if any(t in ("", "all", "auto") for t in types):
+        raise UsageError(f"--fs: a comma list of filesystem types, or all, or auto: '{value}'")
+    try:
+        with open("/proc/filesystems") as f:
+            known = {line.split()[-1] for line in f if line.strip()}
+    except OSError:
+        return
+    for t in types:
+        if t not in known | {"xfs", "ext4", "ext3", "ext2"}:
+            raise UsageError(f"--fs: unknown filesystem type '{t}' (see /proc/filesystems)")
 
 
 
