@@ -21,6 +21,7 @@
 #include "kernel_btf.h"
 #include "probe.h"
 #include "tpfmt.h"
+#include "tplink.h"
 #include "session.h"
 #include "msg.h"
 
@@ -522,9 +523,14 @@ static void destroy_attempt(struct rec_probe *p)
 {
 	int i;
 
-	for (i = 0; i < p->nr_links; i++)
+	for (i = 0; i < p->nr_links; i++) {
 		bpf_link__destroy(p->links[i]);
+		if (p->link_kept[i] >= 0)
+			close(p->link_kept[i]);
+	}
 	free(p->links);
+	free(p->link_kept);
+	p->link_kept = NULL;
 	free(p->link_groups);
 	free(p->link_progs);
 	free(p->link_events);
@@ -538,13 +544,14 @@ static void destroy_attempt(struct rec_probe *p)
 }
 
 static void add_link(struct rec_probe *p, struct bpf_link *link, struct bpf_program *prog,
-		     int event)
+		     int event, int kept)
 {
 	int kind;
 
 	p->link_groups[p->nr_links] = probe_prog_group(bpf_program__name(prog), &kind);
 	p->link_progs[p->nr_links] = prog;
 	p->link_events[p->nr_links] = event;
+	p->link_kept[p->nr_links] = kept;
 	p->links[p->nr_links++] = link;
 }
 
@@ -553,13 +560,31 @@ static bool enter_prog(struct bpf_program *prog)
 	return !strcmp(bpf_program__name(prog), "sys_enter_tp");
 }
 
-static struct bpf_link *attach_syscall_event(struct bpf_program *prog, int i)
+static struct bpf_link *attach_syscall_event(struct bpf_program *prog, int i, int *kept)
 {
 	char event[64];
 
 	snprintf(event, sizeof(event), "sys_%s_%s", enter_prog(prog) ? "enter" : "exit",
 		 session_syscall_names[i]);
-	return bpf_program__attach_tracepoint(prog, "syscalls", event);
+	return tplink_attach(prog, "syscalls", event, kept);
+}
+
+/* A classic tracepoint program on its section's event ("tracepoint/SYS/EVENT"
+ * or "tp/SYS/EVENT"), its perf event kept; others as libbpf attaches them. */
+static struct bpf_link *attach_prog(struct bpf_program *prog, int *kept)
+{
+	const char *sec = bpf_program__section_name(prog), *slash;
+	char sys[64];
+
+	*kept = -1;
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_TRACEPOINT)
+		return bpf_program__attach(prog);
+	sec = strchr(sec, '/');
+	slash = sec ? strchr(sec + 1, '/') : NULL;
+	if (!slash || (size_t)(slash - sec) > sizeof(sys))
+		return bpf_program__attach(prog);
+	snprintf(sys, sizeof(sys), "%.*s", (int)(slash - sec - 1), sec + 1);
+	return tplink_attach(prog, sys, slash + 1, kept);
 }
 
 /* The classic sys_enter/sys_exit programs on each followed call's own
@@ -567,7 +592,7 @@ static struct bpf_link *attach_syscall_event(struct bpf_program *prog, int i)
  * at offset 8, then the arguments or the return value at 16). Entry only
  * for the timed calls. NULL with errno set on failure. */
 static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog,
-					   int *last)
+					   int *last, int *kept)
 {
 	bool enter = enter_prog(prog);
 	struct bpf_link *link = NULL;
@@ -580,8 +605,8 @@ static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_progr
 		if (!tracefs_event("syscalls", event))
 			continue;
 		if (link)
-			add_link(p, link, prog, *last);
-		link = attach_syscall_event(prog, i);
+			add_link(p, link, prog, *last, *kept);
+		link = attach_syscall_event(prog, i, kept);
 		if (!link)
 			return NULL;
 		*last = i;
@@ -609,19 +634,20 @@ static int attach_all(struct rec_probe *p)
 	p->link_groups = calloc(n ? n : 1, sizeof(*p->link_groups));
 	p->link_progs = calloc(n ? n : 1, sizeof(*p->link_progs));
 	p->link_events = calloc(n ? n : 1, sizeof(*p->link_events));
-	if (!p->links || !p->link_groups || !p->link_progs || !p->link_events)
+	p->link_kept = calloc(n ? n : 1, sizeof(*p->link_kept));
+	if (!p->links || !p->link_groups || !p->link_progs || !p->link_events || !p->link_kept)
 		return -ENOMEM;
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_link *link;
-		int kind, g, event = -1;
+		int kind, g, event = -1, kept = -1;
 
 		if (!bpf_program__autoload(prog))
 			continue;
 		/* timer programs are attached per CPU by their owner (holder_tick.c) */
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
 			continue;
-		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog, &event) :
-						bpf_program__attach(prog);
+		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog, &event, &kept) :
+						attach_prog(prog, &kept);
 		if (!link) {
 			int err = errno;
 
@@ -631,7 +657,7 @@ static int attach_all(struct rec_probe *p)
 			mark_failed(&p->groups[g], kind, "attach", err);
 			return 1; /* retry without this kind */
 		}
-		add_link(p, link, prog, event);
+		add_link(p, link, prog, event, kept);
 	}
 	return 0;
 }
@@ -764,9 +790,10 @@ int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS], unsigned int ho
 		/* the releasers need the holders' slots: off with them */
 		if (p->links[i] || (g >= 0 && (off[g] || (g == GROUP_RELEASERS && off[GROUP_HOLDERS]))))
 			continue;
-		p->links[i] = p->link_events[i] >= 0 ?
-			attach_syscall_event(p->link_progs[i], p->link_events[i]) :
-			bpf_program__attach(p->link_progs[i]);
+		p->links[i] = p->link_kept[i] >= 0 ? tplink_again(p->link_progs[i], p->link_kept[i]) :
+			p->link_events[i] >= 0 ?
+			attach_syscall_event(p->link_progs[i], p->link_events[i], &p->link_kept[i]) :
+			attach_prog(p->link_progs[i], &p->link_kept[i]);
 		failed += !p->links[i];
 	}
 	if (probe_group_on(p, GROUP_HOLDERS) && !off[GROUP_HOLDERS] &&

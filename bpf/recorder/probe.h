@@ -69,6 +69,7 @@ struct rec_probe {
 	int *link_groups;           /* group of each link (-1: none) */
 	struct bpf_program **link_progs; /* the program of each link, to attach it again */
 	int *link_events;           /* its syscalls:sys_*_NAME event (index), -1: its own */
+	int *link_kept;             /* its classic tracepoint's perf event (tplink.c), or -1 */
 	int nr_links;
 	struct rec_group_state groups[NR_GROUPS];
 };

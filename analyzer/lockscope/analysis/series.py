@@ -23,6 +23,7 @@ from ..schema import (
     TraceSection,
 )
 from .dbfiles import DATA_ROLES, LOG_ROLES, PgNames, file_role
+from .observed import observed_ns
 from .waitclass import CLASSES, UserClassifier, classify
 
 # per-thread time by class: {tid: {class or "oncpu": ns}}
@@ -34,9 +35,8 @@ FSYNC_SYSCALLS = ("fsync", "fdatasync", "sync_file_range")
 
 
 def _dur_s(interval: TraceSection) -> float:
-    iv = interval.get("interval") or {}
-    d = iv.get("duration_ns") or (iv.get("end_mono_ns", 0) - iv.get("start_mono_ns", 0))
-    return float(max(d, 1)) / 1e9
+    """Seconds the probes watched this interval: the base of its rates."""
+    return max(observed_ns(interval), 1.0) / 1e9
 
 
 def fsync_by_file(section: TraceSection) -> list[dict[str, Any]]:
@@ -229,7 +229,8 @@ def _merge_short_tail(intervals: list[TraceSection]) -> list[TraceSection]:
     ia, ib = a.get("interval") or {}, b.get("interval") or {}
     merged["interval"] = {"start_mono_ns": ia.get("start_mono_ns", 0),
                           "end_mono_ns": ib.get("end_mono_ns", 0),
-                          "duration_ns": ib.get("end_mono_ns", 0) - ia.get("start_mono_ns", 0)}
+                          "duration_ns": ib.get("end_mono_ns", 0) - ia.get("start_mono_ns", 0),
+                          "observed_ns": int(observed_ns(a) + observed_ns(b))}
     return intervals[:-2] + [merged]
 
 

@@ -61,6 +61,9 @@ def add_parser(sub) -> None:
     p.add_argument("--max-overhead", type=float, default=DEFAULT_MAX_OVERHEAD, metavar="PCT",
                    help="CPU the recorder may use, in %% of the machine; probe groups are shed "
                    f"above it (default {DEFAULT_MAX_OVERHEAD:g})")
+    p.add_argument("--duty", type=int, metavar="PCT",
+                   help="time-sampled recording: probes attached PCT%% of each second, "
+                   "rates per observed second (lockscope-record --duty; default: always)")
     p.add_argument("--mysql", metavar="SOCKET|DSN", help="read-only login to MariaDB/MySQL "
                    "for its counters (socket path or mysql://user:pass@host:port/)")
     p.add_argument("--postgres", metavar="DSN", help="read-only login to PostgreSQL for "
@@ -78,6 +81,8 @@ def _check_args(args) -> None:
         raise UsageError("--interval must be at least 0.1 s and at most --duration")
     if not 0 < args.max_overhead <= 100:
         raise UsageError("--max-overhead must be a percentage in (0, 100]")
+    if args.duty is not None and not 1 <= args.duty <= 100:
+        raise UsageError("--duty must be a percentage in [1, 100]")
     if args.mysql and args.postgres:
         raise UsageError("give --mysql or --postgres, not both")
 
@@ -90,7 +95,7 @@ def recorder_supports(binary: str) -> set[str]:
                               timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return set()
-    return {o for o in ("--max-overhead", "--interval-ms", "--series-out") if o in text}
+    return {o for o in ("--max-overhead", "--interval-ms", "--series-out", "--duty ") if o in text}
 
 
 def _die_with_parent() -> None:
@@ -161,7 +166,7 @@ def _new_doc(args, target: Target) -> dict:
             "command": command, "reproduce": [shlex.join(command)], "host": host_facts(),
             "target": target.facts(),
             "attach": {"duration_s": args.duration, "interval_s": args.interval,
-                       "max_overhead_pct": args.max_overhead},
+                       "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
             "db": None, "runs": [], "analysis": {}}
 
 
@@ -174,6 +179,10 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         "--start-on-stdin", "--duration", f"{args.duration:g}", "--out", str(trace_path)]
     if "--max-overhead" in supports:
         argv += ["--max-overhead", f"{args.max_overhead:g}"]
+    if args.duty is not None:
+        if "--duty " not in supports:
+            raise LockscopeError(f"{binary} has no --duty: rebuild it (make bins)")
+        argv += ["--duty", str(args.duty)]
     if series_path and "--interval-ms" in supports:
         argv += ["--interval-ms", str(max(100, int(args.interval * 1000))),
                  "--series-out", str(series_path)]
