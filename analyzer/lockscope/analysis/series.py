@@ -52,8 +52,18 @@ def fsync_by_file(section: TraceSection) -> list[dict[str, Any]]:
 
 
 def _syscall_counts(section: TraceSection) -> dict[str, SyscallEntry]:
-    return {e["name"]: e for e in section.get("syscalls") or []
-            if isinstance(e, dict) and "name" in e}
+    """Entries by name; a merged tail (``_merge_short_tail``) holds one per interval,
+    summed here."""
+    out: dict[str, SyscallEntry] = {}
+    for e in section.get("syscalls") or []:
+        if not isinstance(e, dict) or "name" not in e:
+            continue
+        if e["name"] in out:
+            prev = out[e["name"]]
+            e = {**prev, "count": prev.get("count", 0) + e.get("count", 0),
+                 "total_ns": prev.get("total_ns", 0) + e.get("total_ns", 0)}
+        out[e["name"]] = e
+    return out
 
 
 def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) -> TraceRates:
