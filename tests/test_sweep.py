@@ -165,6 +165,12 @@ def test_bad_thread_counts_exit_2():
         assert "positive integer" in res.stderr
 
 
+def test_negative_time_limit_exits_2():
+    res = lockscope("sweep", "--time-limit", "-1")
+    assert res.returncode == 2 and "--time-limit must be >= 0" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
 def test_unknown_scenario_exits_2():
     res = lockscope("sweep", "--scenario", "no-such-scenario")
     assert res.returncode == 2 and "unknown scenario" in res.stderr

@@ -227,6 +227,14 @@ class UserCost(TypedDict, total=False):
     cpu_share: float | None
 
 
+class StatsClock(TypedDict, total=False):
+    """The statistics' own clock read per run, and its part of the BPF time."""
+
+    ns_per_run: float | None
+    bpf_ns: int | None
+    cpu_share: float | None
+
+
 class TraceOverhead(TypedDict, total=False):
     stats: str
     stats_error: str | None
@@ -236,6 +244,7 @@ class TraceOverhead(TypedDict, total=False):
     cpu_share: float | None
     observed_ns: int
     cpu_share_observed: float | None
+    stats_clock: StatsClock
     max_overhead_pct: float
     core_groups: list[str]
     per_program: list[dict[str, Any]]
@@ -436,6 +445,15 @@ class DbDoc(TypedDict, total=False):
     warning: str | None
 
 
+class FailedPoint(TypedDict, total=False):
+    fs: str
+    threads: int
+    repeat: int
+    error: str
+    exit_status: int | None
+    stderr: str | None
+
+
 class ResultsDoc(TypedDict, total=False):
     schema: str
     kind: str               # "attach" for lockscope attach; absent for a sweep
@@ -450,6 +468,7 @@ class ResultsDoc(TypedDict, total=False):
     attach: dict[str, Any]
     db: DbDoc | None
     analysis: Analysis
+    failed_point: FailedPoint   # the point that stopped the sweep (workload/points.py)
 
 
 # ---------------------------------------------------------------- analysis.<fs> (sweep)

@@ -45,6 +45,7 @@ struct rec_overhead {
 	char stats_error[128];
 	int stats_fd;
 	int online_cpus;
+	double clock_ns;         /* statsclock_ns_per_run(), < 0 if unknown */
 	double max_share;       /* --max-overhead as a fraction; 0: never shed */
 	struct rec_prog_stat progs[REC_MAX_PROGS];
 	int nr_progs;

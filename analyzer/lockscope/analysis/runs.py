@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from ..schema import Clat, DioEntry, DirectionStats, Held, LockWait, Run, Trace, TraceLock
 from .frames import MACHINERY_PREFIXES
@@ -59,6 +59,16 @@ class Breakdown(TypedDict):
     time_share: dict[str, float]
     locks: list[RunLock]
     dio: list[DioEntry]
+
+
+DEFAULT_OPS_UNIT = "IOPS"
+
+
+def ops_unit_of(workload: Any) -> str:
+    """What one operation of a point's workload is: ``workload.ops_unit`` (TPS for a
+    database client), else I/Os."""
+    unit = workload.get("ops_unit") if isinstance(workload, dict) else None
+    return str(unit) if unit else DEFAULT_OPS_UNIT
 
 
 def workload_figures(run: Run) -> Figures:

@@ -97,6 +97,10 @@ def add_parser(sub) -> None:
     add_preset_arguments(p, src)
     p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
                    help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="a --command or --preset point still running after S seconds is "
+                   "killed and the sweep stops there (default: 10 x --runtime + 60; 0: no "
+                   "limit)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per point, interleaved (default: 1)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -117,6 +121,13 @@ def add_parser(sub) -> None:
                    "sheds stacks, then probe groups (default 0: never; a sweep's points are "
                    "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
+
+
+def _time_limit(args) -> float | None:
+    """--time-limit in seconds, None for no limit."""
+    if args.time_limit is None:
+        return 10 * args.runtime + 60
+    return args.time_limit or None
 
 
 def _engine_workload(scenario: Scenario) -> dict:
@@ -178,6 +189,8 @@ def _check_space(path: str, need: int, what: str) -> None:
 def run(args) -> int:
     preset = preset_of(args)  # a preset sets its own client, parser and traced processes
     args.command_spec = command_spec(args)  # a bad template is refused before anything
+    if args.time_limit is not None and args.time_limit < 0:
+        raise UsageError("--time-limit must be >= 0")
     if os.geteuid() != 0:
         raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
                              "(lockscope doctor has the detail)")
@@ -378,7 +391,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
                         res = run_command_point(spec, n, args.runtime, wd,
                                                 scratch, trace=not args.no_trace,
                                                 recorder_args=recorder_args,
-                                                before_timed=settle, on_phase=progress.phase)
+                                                before_timed=settle, on_phase=progress.phase,
+                                                limit_s=_time_limit(args))
                     except PointFailed as exc:
                         doc["failed_point"] = failed_point(fs, n, rep, exc)
                         raise PointFailed(f"{label}: {exc}", exc.exit_status,
