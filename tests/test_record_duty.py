@@ -85,9 +85,10 @@ def test_duty_cycle_watches_part_of_the_time_and_rates_hold(ext4_fs, tmp_path):
     assert sampling["period_ns"] == PERIOD_MS * 1_000_000
     assert sampling["observed_ns"] == iv["observed_ns"]
     assert sampling["attach_failures"] == 0
-    # one "on" phase per period begun in the window
+    # about one "on" phase per period begun in the window (fewer when detaching is slow
+    # on a loaded host: a phase ends once its links are gone)
     periods = iv["duration_ns"] / sampling["period_ns"]
-    assert periods - 2 <= sampling["cycles"] <= periods + 1, sampling
+    assert periods / 2 <= sampling["cycles"] <= periods + 1, sampling
     assert 0.2 <= iv["observed_ns"] / iv["duration_ns"] <= 0.45, iv
 
     # detached programs do not run: fewer runs per second of window
