@@ -102,7 +102,7 @@ static const struct opt_def defs[] = {
 	  "time-sampled recording: in each --duty-period-ms, attach the probes for PCT% of it "
 	  "and detach them for the rest (a probe left attached costs a run per event of every "
 	  "process); rates and shares are then per observed second (docs/recorder-json.md, "
-	  "\"sampling\")", "100: always attached" },
+	  "\"sampling\")", "always attached" },
 	{ "duty-period-ms", 0, "N", OK_UINT, F(duty_period_ms), 1000, 100, 3600000, false,
 	  "the period of --duty", NULL },
 	{ "interval-ms", 0, "N", OK_UINT, F(interval_ms), 0, 0, 3600000, false,
