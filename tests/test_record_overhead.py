@@ -169,11 +169,14 @@ def test_budget_sheds_stacks_then_groups_then_detaches(tmp_path):
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
     o = doc["overhead"]
+    # the duty goes down first, to its floor at once (the budget is far below the share)
     assert [(s["kind"], s["what"]) for s in o["shed"]] == [
-        ("stacks", "user_stacks"), ("stacks", "stacks"), ("group", "syscalls"), ("all", "all")]
+        ("duty", "duty 10%"), ("stacks", "user_stacks"), ("stacks", "stacks"),
+        ("group", "syscalls"), ("all", "all")]
+    assert doc["sampling"]["duty_pct"] == 10 and doc["sampling"]["requested_pct"] == 100
     start, end = doc["interval"]["start_mono_ns"], doc["interval"]["end_mono_ns"]
     times = [s["t_ns"] for s in o["shed"]]
-    assert start < times[0] < times[1] < times[2] < times[3] <= end
+    assert start < times[0] < times[1] < times[2] < times[3] < times[4] <= end
     assert all(s["after_ns"] == s["t_ns"] - start for s in o["shed"])
     assert all(s["share_before"] > 0.0001 / 100 for s in o["shed"])
     assert o["detached"] and group(doc, "syscalls")["shed"]

@@ -65,7 +65,8 @@ static int read_line(void)
 
 enum wake { WAKE_TIMEOUT, WAKE_LINE, WAKE_EOF, WAKE_SIGNAL, WAKE_DEADLINE };
 
-/* Periodic work while waiting: /proc scans, the overhead budget, series. */
+/* Periodic work while waiting: /proc scans, the overhead budget, series;
+ * and the --duty phase changes, at times of their own. */
 enum timer { T_SCAN, T_BUDGET, T_SERIES, NR_TIMERS };
 
 /* Waits for stdin (when watched), a signal or the deadline, running the
@@ -82,6 +83,7 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 		next[t] = mono_s() + period[t];
 	for (;;) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		double duty = session_duty_tick(s) / 1e9;
 		double now = mono_s(), until = deadline > 0 ? deadline : -1;
 		int timeout, r;
 
@@ -92,6 +94,8 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 		for (t = 0; t < NR_TIMERS; t++)
 			if (period[t] > 0 && (until < 0 || next[t] < until))
 				until = next[t];
+		if (duty > 0 && (until < 0 || duty < until))
+			until = duty;
 		timeout = until < 0 ? -1 : until > now ? (int)((until - now) * 1000) + 1 : 0;
 		r = poll(&pfd, watch_stdin ? 1 : 0, timeout);
 		if (r < 0 && errno != EINTR)

@@ -101,9 +101,16 @@ static const struct opt_def defs[] = {
 	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe", "all" },
 	{ "max-overhead", 0, "PCT", OK_DOUBLE, F(max_overhead_pct), 2, 0, 100, false,
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
-	  "went over it, shed user stacks, then all stacks, then the costliest non-core probe "
-	  "group; with only the core groups (lock, dio, sched) left and still over, detach and "
-	  "end the window early", "0: never shed" },
+	  "went over it, lower --duty (down to 10%), then shed user stacks, then all stacks, then "
+	  "the costliest non-core probe group; with only the core groups (lock, dio, sched) left "
+	  "and still over, detach and end the window early", "0: never adjust" },
+	{ "duty", 0, "PCT", OK_UINT, F(duty_pct), 100, 1, 100, false,
+	  "time-sampled recording: in each --duty-period-ms, attach the probes for PCT% of it "
+	  "and detach them for the rest (a probe left attached costs a run per event of every "
+	  "process); rates and shares are then per observed second (docs/recorder-json.md, "
+	  "\"sampling\")", "always attached" },
+	{ "duty-period-ms", 0, "N", OK_UINT, F(duty_period_ms), 1000, 100, 3600000, false,
+	  "the period of --duty", NULL },
 	{ "interval-ms", 0, "N", OK_UINT, F(interval_ms), 0, 0, 3600000, false,
 	  "every N ms, add the changes since the last interval to the document's \"series\" "
 	  "(0: off; else at least 100)", NULL },

@@ -113,6 +113,7 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
 	}
 	v->start_mono = v->tick_mono = v->mark_mono = now;
+	v->tick_observed = 0;
 	getrusage(RUSAGE_SELF, &v->ru_start);
 	v->ru_mark = v->ru_start;
 }
@@ -136,14 +137,42 @@ void overhead_free(struct rec_overhead *v)
 static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const char *what,
 		     double share)
 {
-	if (v->nr_shed < REC_MAX_SHED)
-		v->shed[v->nr_shed++] = (struct rec_shed){ now, kind, what, share };
+	struct rec_shed *s;
+
+	if (v->nr_shed == REC_MAX_SHED)
+		return;
+	s = &v->shed[v->nr_shed++];
+	s->t_ns = now;
+	s->kind = kind;
+	snprintf(s->what, sizeof(s->what), "%s", what);
+	s->share_before = share;
+}
+
+/* Over budget with duty above its floor: lower it in proportion. The share
+ * was measured over "on" time and scaled by the duty, so the new duty
+ * brings the whole period's share to the budget. */
+static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
+{
+	unsigned int pct = duty->pct * v->max_share / share;
+	char what[32];
+
+	if (duty->pct <= DUTY_FLOOR_PCT)
+		return false;
+	if (pct >= duty->pct)
+		pct = duty->pct - 1;
+	if (pct < DUTY_FLOOR_PCT)
+		pct = DUTY_FLOOR_PCT;
+	duty_set(duty, pct);
+	snprintf(what, sizeof(what), "duty %u%%", pct);
+	add_shed(v, now, "duty", what, share);
+	return true;
 }
 
 bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
-	      __u64 now)
+		   struct rec_duty *duty, __u64 now)
 {
 	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
 	int i, best = -1;
 	double share;
 
@@ -160,8 +189,12 @@ bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 		p->tick_ns = p->ns;
 	}
 	v->tick_mono = now;
-	share = share_of(v, total, dt);
+	v->tick_observed = observed;
+	/* the share of a whole duty period: over the "on" time, times the duty */
+	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
 	if (v->max_share <= 0 || share <= v->max_share)
+		return false;
+	if (lower_duty(v, duty, now, share))
 		return false;
 	/* stacks first: they cost inside the switch and lock programs */
 	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
@@ -284,6 +317,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	json_uint(j, "window_ns", window);
 	json_uint(j, "bpf_ns", total);
 	json_share(v, j, "cpu_share", total, window);
+	json_uint(j, "observed_ns", v->observed_ns);
+	json_share(v, j, "cpu_share_observed", total, v->observed_ns);
 	json_stats_clock(v, j, runs, total, window);
 	json_double(j, "max_overhead_pct", v->max_share * 100);
 	json_key(j, "core_groups");
@@ -345,7 +380,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	json_end_object(j);
 }
 
-void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread)
+void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, __u64 observed,
+			    bool reread)
 {
 	__u64 total = 0, window = now > v->mark_mono ? now - v->mark_mono : 0, user;
 	struct rusage ru;
@@ -369,6 +405,7 @@ void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 no
 	json_begin_object(j);
 	json_uint(j, "bpf_ns", total);
 	json_share(v, j, "cpu_share", total, window);
+	json_share(v, j, "cpu_share_observed", total, observed);
 	json_uint(j, "user_cpu_ns", user);
 	json_double(j, "user_cpu_share", share_of(v, user, window));
 	json_end_object(j);

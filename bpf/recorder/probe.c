@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -20,6 +22,7 @@
 #include "fsdetect.h"
 #include "probe.h"
 #include "tpfmt.h"
+#include "tplink.h"
 #include "session.h"
 #include "msg.h"
 
@@ -570,24 +573,78 @@ static void destroy_attempt(struct rec_probe *p)
 {
 	int i;
 
-	for (i = 0; i < p->nr_links; i++)
+	for (i = 0; i < p->nr_links; i++) {
 		bpf_link__destroy(p->links[i]);
+		if (p->link_kept[i] >= 0)
+			close(p->link_kept[i]);
+	}
 	free(p->links);
+	free(p->link_kept);
+	p->link_kept = NULL;
 	free(p->link_groups);
+	free(p->link_progs);
+	free(p->link_events);
 	p->links = NULL;
 	p->link_groups = NULL;
+	p->link_progs = NULL;
+	p->link_events = NULL;
 	p->nr_links = 0;
 	record_bpf__destroy(p->skel);
 	p->skel = NULL;
+}
+
+static void add_link(struct rec_probe *p, struct bpf_link *link, struct bpf_program *prog,
+		     int event, int kept)
+{
+	int kind;
+
+	p->link_groups[p->nr_links] = probe_prog_group(bpf_program__name(prog), &kind);
+	p->link_progs[p->nr_links] = prog;
+	p->link_events[p->nr_links] = event;
+	p->link_kept[p->nr_links] = kept;
+	p->links[p->nr_links++] = link;
+}
+
+static bool enter_prog(struct bpf_program *prog)
+{
+	return !strcmp(bpf_program__name(prog), "sys_enter_tp");
+}
+
+static struct bpf_link *attach_syscall_event(struct bpf_program *prog, int i, int *kept)
+{
+	char event[64];
+
+	snprintf(event, sizeof(event), "sys_%s_%s", enter_prog(prog) ? "enter" : "exit",
+		 session_syscall_names[i]);
+	return tplink_attach(prog, "syscalls", event, kept);
+}
+
+/* A classic tracepoint program on its section's event ("tracepoint/SYS/EVENT"
+ * or "tp/SYS/EVENT"), its perf event kept; others as libbpf attaches them. */
+static struct bpf_link *attach_prog(struct bpf_program *prog, int *kept)
+{
+	const char *sec = bpf_program__section_name(prog), *slash;
+	char sys[64];
+
+	*kept = -1;
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_TRACEPOINT)
+		return bpf_program__attach(prog);
+	sec = strchr(sec, '/');
+	slash = sec ? strchr(sec + 1, '/') : NULL;
+	if (!slash || (size_t)(slash - sec) > sizeof(sys))
+		return bpf_program__attach(prog);
+	snprintf(sys, sizeof(sys), "%.*s", (int)(slash - sec - 1), sec + 1);
+	return tplink_attach(prog, sys, slash + 1, kept);
 }
 
 /* The classic sys_enter/sys_exit programs on each followed call's own
  * tracepoint (their records start like raw_syscalls' ones: the call number
  * at offset 8, then the arguments or the return value at 16). Entry only
  * for the timed calls. NULL with errno set on failure. */
-static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog)
+static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog,
+					   int *last, int *kept)
 {
-	bool enter = !strcmp(bpf_program__name(prog), "sys_enter_tp");
+	bool enter = enter_prog(prog);
 	struct bpf_link *link = NULL;
 	char event[64];
 	int i;
@@ -598,10 +655,11 @@ static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_progr
 		if (!tracefs_event("syscalls", event))
 			continue;
 		if (link)
-			p->links[p->nr_links++] = link;
-		link = bpf_program__attach_tracepoint(prog, "syscalls", event);
+			add_link(p, link, prog, *last, *kept);
+		link = attach_syscall_event(prog, i, kept);
 		if (!link)
 			return NULL;
+		*last = i;
 	}
 	if (!link)
 		errno = ENOENT;
@@ -624,18 +682,22 @@ static int attach_all(struct rec_probe *p)
 		n += bpf_program__autoload(prog) ? (per_syscall_prog(prog) ? REC_NR_SYSCALLS : 1) : 0;
 	p->links = calloc(n ? n : 1, sizeof(*p->links));
 	p->link_groups = calloc(n ? n : 1, sizeof(*p->link_groups));
-	if (!p->links || !p->link_groups)
+	p->link_progs = calloc(n ? n : 1, sizeof(*p->link_progs));
+	p->link_events = calloc(n ? n : 1, sizeof(*p->link_events));
+	p->link_kept = calloc(n ? n : 1, sizeof(*p->link_kept));
+	if (!p->links || !p->link_groups || !p->link_progs || !p->link_events || !p->link_kept)
 		return -ENOMEM;
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_link *link;
-		int kind, g;
+		int kind, g, event = -1, kept = -1;
 
 		if (!bpf_program__autoload(prog))
 			continue;
 		/* timer programs are attached per CPU by their owner (holder_tick.c) */
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
 			continue;
-		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog) : bpf_program__attach(prog);
+		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog, &event, &kept) :
+						attach_prog(prog, &kept);
 		if (!link) {
 			int err = errno;
 
@@ -645,8 +707,7 @@ static int attach_all(struct rec_probe *p)
 			mark_failed(&p->groups[g], kind, "attach", err);
 			return 1; /* retry without this kind */
 		}
-		p->link_groups[p->nr_links] = probe_prog_group(bpf_program__name(prog), &kind);
-		p->links[p->nr_links++] = link;
+		add_link(p, link, prog, event, kept);
 	}
 	return 0;
 }
@@ -804,6 +865,65 @@ int probe_detach_group(struct rec_probe *p, int g)
 	if (g == GROUP_HOLDERS)
 		n += probe_detach_group(p, GROUP_RELEASERS);
 	return n;
+}
+
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* Each destroy waits for the tracepoint's callers to leave
+ * (kernel/trace/trace_event_perf.c perf_trace_event_unreg() and
+ * kernel/bpf/syscall.c bpf_raw_tp_link_release() end in
+ * tracepoint_synchronize_unregister()): tens of ms each for classic
+ * tracepoints. The program stops running at the unregister, before that
+ * wait; destroyed side by side, the waits overlap. */
+__u64 probe_pause(struct rec_probe *p)
+{
+	struct timespec ts;
+	pthread_t *th = calloc(p->nr_links ? p->nr_links : 1, sizeof(*th));
+	bool *started = calloc(p->nr_links ? p->nr_links : 1, sizeof(*started));
+	int i;
+
+	for (i = 0; i < p->nr_links; i++) {
+		if (!p->links[i])
+			continue;
+		if (!th || !started || pthread_create(&th[i], NULL, destroy_link, p->links[i]))
+			bpf_link__destroy(p->links[i]);
+		else
+			started[i] = true;
+		p->links[i] = NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (i = 0; i < p->nr_links; i++)
+		if (started && started[i])
+			pthread_join(th[i], NULL);
+	free(th);
+	free(started);
+	holder_tick_pause();
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS], unsigned int holder_period_ms)
+{
+	int i, g, failed = 0;
+
+	for (i = 0; i < p->nr_links; i++) {
+		g = p->link_groups[i];
+		/* the releasers need the holders' slots: off with them */
+		if (p->links[i] || (g >= 0 && (off[g] || (g == GROUP_RELEASERS && off[GROUP_HOLDERS]))))
+			continue;
+		p->links[i] = p->link_kept[i] >= 0 ? tplink_again(p->link_progs[i], p->link_kept[i]) :
+			p->link_events[i] >= 0 ?
+			attach_syscall_event(p->link_progs[i], p->link_events[i], &p->link_kept[i]) :
+			attach_prog(p->link_progs[i], &p->link_kept[i]);
+		failed += !p->links[i];
+	}
+	if (probe_group_on(p, GROUP_HOLDERS) && !off[GROUP_HOLDERS] &&
+	    holder_tick_attach(p, holder_period_ms))
+		failed++;
+	return failed;
 }
 
 bool probe_group_on(const struct rec_probe *p, enum rec_group_id g)

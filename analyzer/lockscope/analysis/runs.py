@@ -7,6 +7,7 @@ from typing import Any, TypedDict
 from ..schema import Clat, DioEntry, DirectionStats, Held, LockWait, Run, Trace, TraceLock
 from .frames import MACHINERY_PREFIXES
 from .lockkinds import INODE_LOCK_KINDS as INODE_LOCK_KINDS  # re-exported
+from .observed import observed_ns
 from .stats import add_hist
 from .waitclass import sweep_part
 
@@ -148,7 +149,7 @@ def trace_breakdown(trace: Trace | None, threads: int, duration_ns: float,
     offcpu = sum(t.get("offcpu_ns", 0) for t in thr)
     total = float(oncpu + runq + offcpu)
     if total <= 0:
-        interval = (trace.get("interval") or {}).get("duration_ns") or duration_ns
+        interval = observed_ns(trace) or duration_ns
         total = float(interval) * max(threads, 1)
     # Blocked time by the one off-CPU classifier (waitclass); lock waits are
     # counted from locks[] and runnable time from threads[].

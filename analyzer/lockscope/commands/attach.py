@@ -65,6 +65,9 @@ def add_parser(sub) -> None:
                    "whose xfs/ext4 probe groups are attached (e.g. xfs or ext4,xfs), or all "
                    "(default: the recorder's own, auto with --pid: the types of the files "
                    "the processes have open when tracing starts)")
+    p.add_argument("--duty", type=int, metavar="PCT",
+                   help="time-sampled recording: probes attached PCT%% of each second, "
+                   "rates per observed second (lockscope-record --duty; default: always)")
     p.add_argument("--mysql", metavar="SOCKET|DSN", help="read-only login to MariaDB/MySQL "
                    "for its counters (socket path or mysql://user:pass@host:port/)")
     p.add_argument("--postgres", metavar="DSN", help="read-only login to PostgreSQL for "
@@ -82,6 +85,8 @@ def _check_args(args) -> None:
         raise UsageError("--interval must be at least 0.1 s and at most --duration")
     if not 0 < args.max_overhead <= 100:
         raise UsageError("--max-overhead must be a percentage in (0, 100]")
+    if args.duty is not None and not 1 <= args.duty <= 100:
+        raise UsageError("--duty must be a percentage in [1, 100]")
     if args.mysql and args.postgres:
         raise UsageError("give --mysql or --postgres, not both")
     if args.fs is not None:
@@ -114,7 +119,8 @@ def recorder_supports(binary: str) -> set[str]:
                               timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return set()
-    return {o for o in ("--max-overhead", "--interval-ms", "--series-out", "--fs") if o in text}
+    return {o for o in ("--max-overhead", "--interval-ms", "--series-out", "--duty ", "--fs ")
+            if o in text}
 
 
 def _die_with_parent() -> None:
@@ -185,7 +191,7 @@ def _new_doc(args, target: Target) -> dict:
             "command": command, "reproduce": [shlex.join(command)], "host": host_facts(),
             "target": target.facts(),
             "attach": {"duration_s": args.duration, "interval_s": args.interval,
-                       "max_overhead_pct": args.max_overhead},
+                       "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
             "db": None, "runs": [], "analysis": {}}
 
 
@@ -199,9 +205,13 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
     if "--max-overhead" in supports:
         argv += ["--max-overhead", f"{args.max_overhead:g}"]
     if args.fs:
-        if "--fs" not in supports:
-            raise UsageError(f"--fs: {binary} has no --fs option (rebuild it: make bins)")
+        if "--fs " not in supports:
+            raise LockscopeError(f"{binary} has no --fs: rebuild it (make bins)")
         argv += ["--fs", args.fs]
+    if args.duty is not None:
+        if "--duty " not in supports:
+            raise LockscopeError(f"{binary} has no --duty: rebuild it (make bins)")
+        argv += ["--duty", str(args.duty)]
     if series_path and "--interval-ms" in supports:
         argv += ["--interval-ms", str(max(100, int(args.interval * 1000))),
                  "--series-out", str(series_path)]
