@@ -141,3 +141,45 @@ def test_series_intervals_carry_their_observed_time(tmp_path):
     # the intervals' observed times add up to the window's
     assert sum(s["interval"]["observed_ns"] for s in series) == doc["interval"]["observed_ns"]
     assert 0.3 <= doc["interval"]["observed_ns"] / doc["interval"]["duration_ns"] <= 0.7
+
+
+def duty_steps(doc: dict) -> list[int]:
+    """The duties --max-overhead set, in order (its "duty N%" steps)."""
+    steps = doc["overhead"]["shed"]
+    assert all(s["kind"] == "duty" for s in steps), steps
+    return [int(s["what"].split()[1].rstrip("%")) for s in steps]
+
+
+@pytest.mark.kernel
+def test_budget_lowers_the_duty_under_load_and_raises_it_when_the_load_ends(ext4_fs,
+                                                                             tmp_path):
+    full, _ = record_during_writes(ext4_fs.path, tmp_path, "full", [])
+    loaded = full["overhead"]["cpu_share"]
+    with recorder([], tmp_path / "idle.json") as (_, start, finish):
+        start()
+        time.sleep(2)
+        idle = finish()["overhead"]["cpu_share"]
+    if not idle < 0.1 * loaded:
+        pytest.skip(f"the host's own events cost {idle:.3%}, the writer's {loaded:.3%}")
+    # a budget the writer's load exceeds four times: a duty near 22%, above the floor
+    budget_pct = 100 * loaded / 4
+    with recorder(["--max-overhead", f"{budget_pct:.6f}", "--duty-period-ms", "200"],
+                  tmp_path / "budget.json") as (_, start, finish):
+        writer = start_writer(ext4_fs.path, tmp_path / "budget-load.json", 4)
+        try:
+            time.sleep(1)
+            start()  # about 3 s of writes in the window, then 4 s of none
+            _, err = writer.communicate(timeout=60)
+            time.sleep(4)
+            doc = finish()
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+    assert writer.returncode == 0, err
+    pcts = duty_steps(doc)
+    assert pcts, doc["overhead"]
+    low = pcts.index(min(pcts))
+    assert 10 <= pcts[low] < 100 and pcts[0] < 100
+    # raised again once the writes ended, never above --duty
+    assert max(pcts[low:]) > pcts[low] and max(pcts) <= 100, pcts
+    assert doc["sampling"]["requested_pct"] == 100

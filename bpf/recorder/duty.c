@@ -52,8 +52,10 @@ __u64 duty_next(const struct rec_duty *d)
 {
 	__u64 on_ns = d->period_ns * d->pct / 100;
 
-	if (!d->running || d->pct >= 100)
+	if (!d->running)
 		return 0;
+	if (d->pct >= 100) /* raised back to 100 in an "off" phase: attach now */
+		return d->on ? 0 : d->phase_start;
 	return d->phase_start + (d->on ? on_ns : d->period_ns - on_ns);
 }
 

@@ -148,13 +148,28 @@ static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const 
 	s->share_before = share;
 }
 
+/* The duty is aimed a little under the budget (the window's share is a mean
+ * of noisy periods), and raised again only well under it, so that it does
+ * not swing at every tick. */
+#define DUTY_AIM 0.9
+#define DUTY_RAISE_BELOW 0.6
+
+static void note_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share,
+		      unsigned int pct)
+{
+	char what[32];
+
+	duty_set(duty, pct);
+	snprintf(what, sizeof(what), "duty %u%%", pct);
+	add_shed(v, now, "duty", what, share);
+}
+
 /* Over budget with duty above its floor: lower it in proportion. The share
  * was measured over "on" time and scaled by the duty, so the new duty
- * brings the whole period's share to the budget. */
+ * brings the whole period's share just under the budget. */
 static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
 {
-	unsigned int pct = duty->pct * v->max_share / share;
-	char what[32];
+	unsigned int pct = duty->pct * DUTY_AIM * v->max_share / share;
 
 	if (duty->pct <= DUTY_FLOOR_PCT)
 		return false;
@@ -162,10 +177,24 @@ static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now,
 		pct = duty->pct - 1;
 	if (pct < DUTY_FLOOR_PCT)
 		pct = DUTY_FLOOR_PCT;
-	duty_set(duty, pct);
-	snprintf(what, sizeof(what), "duty %u%%", pct);
-	add_shed(v, now, "duty", what, share);
+	note_duty(v, duty, now, share, pct);
 	return true;
+}
+
+/* Well under budget after the load eased: raise the duty back towards
+ * --duty, unless stacks or groups were shed (they stay off). */
+static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
+{
+	double want = share > 0 ? duty->pct * DUTY_AIM * v->max_share / share : 100;
+	unsigned int pct = want > duty->requested_pct ? duty->requested_pct : (unsigned int)want;
+	int i;
+
+	if (v->stacks_shed || pct <= duty->pct)
+		return;
+	for (i = 0; i < NR_GROUPS; i++)
+		if (v->group_shed[i])
+			return;
+	note_duty(v, duty, now, share, pct);
 }
 
 bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
@@ -192,8 +221,13 @@ bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 	v->tick_observed = observed;
 	/* the share of a whole duty period: over the "on" time, times the duty */
 	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
-	if (v->max_share <= 0 || share <= v->max_share)
+	if (v->max_share <= 0)
 		return false;
+	if (share <= v->max_share) {
+		if (on && share < DUTY_RAISE_BELOW * v->max_share)
+			raise_duty(v, duty, now, share);
+		return false;
+	}
 	if (lower_duty(v, duty, now, share))
 		return false;
 	/* stacks first: they cost inside the switch and lock programs */
