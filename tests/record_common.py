@@ -38,7 +38,7 @@ def prepare_file(path: Path, mode: str, size_mb: int) -> None:
 
 
 def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: float = 30,
-              jobs: int = 4) -> subprocess.Popen:
+              jobs: int = 4, cwd: Path | None = None) -> subprocess.Popen:
     """4 writer threads of one process (--thread) doing random 4k writes on one file.
 
     --fallocate=none keeps a sparse file sparse (fio would preallocate it);
@@ -48,7 +48,8 @@ def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: floa
            f"--direct={0 if mode == 'buffered' else 1}", f"--numjobs={jobs}", "--thread",
            f"--size={size_mb}m", f"--runtime={runtime}", "--time_based", "--fallocate=none",
            "--norandommap", "--group_reporting", "--output-format=terse"]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            cwd=cwd)
 
 
 def wait_threads(pid: int, n: int, timeout: float = 20) -> None:
@@ -78,9 +79,12 @@ def stop(proc: subprocess.Popen | None) -> None:
 def recorder(args: list[str], out: Path):
     """A recorder in --start-on-stdin mode, attached and ready; yields (proc, start, stop).
     It sheds nothing (--max-overhead 0) unless args say otherwise: on a busy host the
-    default budget could turn stacks off in the middle of what a test checks."""
+    default budget could turn stacks off in the middle of what a test checks. Every
+    filesystem's probe groups (--fs all) unless args name --fs: a test's target often
+    opens its files after the recorder attached, which --pid's default (auto) cannot see."""
+    fs = [] if "--fs" in args else ["--fs", "all"]
     proc = subprocess.Popen([record_binary(), "--max-overhead", "0", "--start-on-stdin",
-                             "--out", str(out), *args],
+                             "--out", str(out), *fs, *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -34,6 +34,10 @@ def dead_pid() -> int:
     (lambda: ["--cgroup", "/nonexistent/cg"], "not a directory"),
     (lambda: ["--unit", "no-such-unit-q"], "no cgroup for no-such-unit-q.service"),
     (lambda: ["--pid", "1", "--duration", "1e6"], "--duration must be in"),
+    (lambda: ["--pid", "1", "--fs", "nosuchfs"], "unknown filesystem type 'nosuchfs'"),
+    (lambda: ["--pid", "1", "--fs", "xfs,all"], "--fs: a comma list"),
+    (lambda: ["--pid", "1", "--duty", "0"], "--duty must be a percentage"),
+    (lambda: ["--pid", "1", "--duty", "101"], "--duty must be a percentage"),
 ])
 def test_bad_targets_are_one_line_and_exit_2(tmp_path, args, words):
     out = tmp_path / "out"
@@ -82,6 +86,34 @@ def test_target_exit_ends_the_attach_cleanly_and_a_bad_login_is_a_warning(tmp_pa
     assert any(f["path"] == str(work / "data") for f in a["files"])
     # nothing of the recorder is left behind
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.kernel
+def test_duty_is_passed_to_the_recorder_and_rates_are_per_observed_second(tmp_path):
+    work = tmp_path / "w"
+    work.mkdir()
+    script = (f"import os,time\nf=open('{work}/data','wb')\nend=time.monotonic()+60\n"
+              "while time.monotonic()<end:\n f.write(b'x'*4096); f.flush(); time.sleep(0.001)\n")
+    target = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        out = tmp_path / "out"
+        # a budget that never lowers the duty: the one asked for is the one used
+        res = lockscope("attach", "--pid", str(target.pid), "--duration", "3", "--duty", "50",
+                        "--max-overhead", "100", "--out", str(out), "--no-report")
+    finally:
+        target.kill()
+        target.wait()
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "results.json").read_text())
+    trace = doc["runs"][0]["trace"]
+    assert doc["attach"]["duty_pct"] == 50
+    assert "--duty" in trace["argv"] and trace["sampling"]["duty_pct"] == 50
+    share = trace["interval"]["observed_ns"] / trace["interval"]["duration_ns"]
+    assert 0.3 <= share <= 0.7
+    a = doc["analysis"]["attach"]
+    assert a["observed_s"] == pytest.approx(trace["interval"]["observed_ns"] / 1e9)
+    assert a["sampling"] == f"observed {share:.0%} of the time (--duty)"
+    assert a["sampling"] in res.stdout
 
 
 def _children(pid: int) -> list[int]:

@@ -7,7 +7,9 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -50,6 +52,10 @@ def _free_pid() -> int:
     (["--holder-period-ms", "0"], ["--holder-period-ms"]),
     (["--disable", "no_such_group"], ["no_such_group"]),
     (["--attach-kinds", "uprobe"], ["uprobe"]),
+    (["--fs", "nosuchfs"], ["--fs", "nosuchfs"]),
+    (["--fs", "xfs,,ext4"], ["--fs", "empty"]),
+    (["--fs", "xfs,all"], ["--fs", "all"]),
+    (["--fs", ""], ["--fs"]),
     (["--no-such-option"], ["--no-such-option"]),
     (["extra-argument"], ["extra-argument"]),
 ])
@@ -291,3 +297,26 @@ def test_sigkill_leaves_no_program_or_link(tmp_path):
     assert not progs & _bpftool_ids("prog")
     bpffs = Path("/sys/fs/bpf")
     assert not list(bpffs.rglob("*lockscope*")) if bpffs.is_dir() else True
+
+
+@pytest.mark.kernel
+def test_out_to_a_fifo_is_written_in_place_and_no_file_is_clobbered(tmp_path):
+    # a FIFO (as /dev/null or any device) is written to, never renamed over
+    fifo = tmp_path / "doc.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    res = run("--duration", "0.2", "--out", str(fifo))
+    reader.join(30)
+    assert res.returncode == 0, res.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert json.loads(got[0])["schema"] == "lockscope-record/1"
+    # a regular file is replaced whole; a file beside it named like a temporary stays
+    out, beside = tmp_path / "r.json", tmp_path / "r.json.tmp"
+    beside.write_text("mine")
+    res = run("--duration", "0.2", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text())["schema"] == "lockscope-record/1"
+    assert beside.read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.fifo", "r.json", "r.json.tmp"]

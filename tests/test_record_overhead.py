@@ -85,6 +85,19 @@ def bpftool_runs(ids: set[int]) -> dict[int, tuple[int, int]]:
             for p in json.loads(res.stdout) if p["id"] in ids}
 
 
+def check_stats_clock(o: dict) -> None:
+    """The statistics' own clock read: an empty program's run time, so no busier
+    program (many runs, averaged) measures much less; its total is that figure per run."""
+    clock = o["stats_clock"]
+    runs = sum(p["run_cnt"] for p in o["per_program"])
+    assert clock["ns_per_run"] > 0
+    assert clock["bpf_ns"] == pytest.approx(min(clock["ns_per_run"] * runs, o["bpf_ns"]),
+                                            rel=1e-3, abs=1)
+    assert clock["cpu_share"] <= o["cpu_share"]
+    busy = [p["ns_per_run"] for p in o["per_program"] if p["run_cnt"] >= 1000]
+    assert busy and clock["ns_per_run"] <= 1.5 * min(busy)
+
+
 @pytest.mark.kernel
 def test_overhead_is_consistent_and_grows_with_the_load(ext4_fs, tmp_path):
     docs, ios = [], []
@@ -111,6 +124,7 @@ def test_overhead_is_consistent_and_grows_with_the_load(ext4_fs, tmp_path):
         assert group(doc, "dio")["run_cnt"] >= 2 * n
         assert o["user"]["cpu_ns"] >= o["user"]["user_ns"] and o["shed"] == []
         assert not o["detached"]
+        check_stats_clock(o)
     small, big = (group(d, "dio") for d in docs)
     assert big["run_cnt"] > small["run_cnt"] and big["run_time_ns"] > small["run_time_ns"]
     # the recorder turned the statistics on for itself only
@@ -155,11 +169,14 @@ def test_budget_sheds_stacks_then_groups_then_detaches(tmp_path):
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
     o = doc["overhead"]
+    # the duty goes down first, to its floor at once (the budget is far below the share)
     assert [(s["kind"], s["what"]) for s in o["shed"]] == [
-        ("stacks", "user_stacks"), ("stacks", "stacks"), ("group", "syscalls"), ("all", "all")]
+        ("duty", "duty 10%"), ("stacks", "user_stacks"), ("stacks", "stacks"),
+        ("group", "syscalls"), ("all", "all")]
+    assert doc["sampling"]["duty_pct"] == 10 and doc["sampling"]["requested_pct"] == 100
     start, end = doc["interval"]["start_mono_ns"], doc["interval"]["end_mono_ns"]
     times = [s["t_ns"] for s in o["shed"]]
-    assert start < times[0] < times[1] < times[2] < times[3] <= end
+    assert start < times[0] < times[1] < times[2] < times[3] < times[4] <= end
     assert all(s["after_ns"] == s["t_ns"] - start for s in o["shed"])
     assert all(s["share_before"] > 0.0001 / 100 for s in o["shed"])
     assert o["detached"] and group(doc, "syscalls")["shed"]

@@ -409,3 +409,31 @@ def test_a_database_clients_operations_are_named_transactions(tmp_path):
     assert "| IOPS |" in io_md and "| TPS |" not in io_md
     assert "| TPS |" in db_md and "| IOPS |" not in db_md
     assert "x TPS from" in db_md and "x IOPS from" not in db_md
+
+
+def test_groups_of_another_filesystem_are_not_missing(tmp_path):
+    """ext4's probe groups left out of the XFS runs (lockscope-record --fs) are no
+    missing feature: no note, "not needed" in the table, no sentence of what is lost."""
+    doc = recorded_sweep()
+    reason = "target files are on xfs (--fs)"
+    for run in doc["runs"]:
+        for f in run["trace"]["features"]:
+            if run["fs"] == "xfs" and f["name"].startswith(("ext4_", "jbd2")):
+                f.update(enabled=False, attach=None, reason=reason, not_needed=True, fs="ext4")
+                f.pop("lost", None)
+    # the host's table (--list-features) carries every group's sentence of what is lost
+    xfs_run = next(r for r in doc["runs"] if r["fs"] == "xfs")
+    lost = {f["name"]: f"without {f['name']} something is lost" for f in
+            xfs_run["trace"]["features"]}
+    doc["host"]["features"] = [{**f, "lost": lost[f["name"]]}
+                               for f in xfs_run["trace"]["features"]]
+    doc["analysis"] = analyze(doc)
+    render_report(doc, tmp_path, formats=("html", "md"), flame=False)
+    html = (tmp_path / "report.html").read_text()
+    md = (tmp_path / "report.md").read_text()
+    assert "ext4_map&#39; was off" not in html and "ext4_map' was off" not in md
+    # an extra off on ext4 (no fentry/kprobe here) is still said, for ext4 alone
+    said = [line for line in html.splitlines() if "ext4_write_entry&#39; was off" in line]
+    assert said and all("(ext4)" in line for line in said), said
+    assert "not needed" in html and "| not needed |" in md
+    assert lost["ext4_map"] not in html

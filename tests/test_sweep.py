@@ -165,6 +165,12 @@ def test_bad_thread_counts_exit_2():
         assert "positive integer" in res.stderr
 
 
+def test_negative_time_limit_exits_2():
+    res = lockscope("sweep", "--time-limit", "-1")
+    assert res.returncode == 2 and "--time-limit must be >= 0" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
 def test_unknown_scenario_exits_2():
     res = lockscope("sweep", "--scenario", "no-such-scenario")
     assert res.returncode == 2 and "unknown scenario" in res.stderr
@@ -243,3 +249,29 @@ def test_later_points_skip_the_attach_kinds_the_first_found_unusable():
     other = KindsSeen()
     other.learn(feats(None, "kprobe"))
     assert other.args() == ["--attach-kinds", "tp_btf,raw_tp,tracepoint,kprobe"]
+
+
+def test_a_group_another_filesystem_did_not_need_keeps_its_kinds_until_learned():
+    """An XFS point first: ext4's extra was not needed there (--fs), so its kinds stay
+    offered until an ext4 point has tried them."""
+    from lockscope.commands.sweep import KindsSeen
+
+    extra = {"name": "ext4_write_entry", "extra": True, "kinds": ["fentry", "kprobe"]}
+    lock = {"name": "lock", "enabled": True, "attach": "tp_btf", "reason": None}
+    seen = KindsSeen()
+    seen.learn({"features": [lock, {**extra, "enabled": False, "attach": None,
+                                    "not_needed": True, "reason": "target files are on xfs"}]})
+    assert seen.args() == ["--attach-kinds", "tp_btf,raw_tp,tracepoint,fentry,kprobe"]
+    seen.learn({"features": [lock, {**extra, "enabled": False, "attach": None,
+                                    "reason": "fentry: load failed; kprobe: attach failed"}]})
+    assert seen.args() == ["--attach-kinds", "tp_btf,raw_tp,tracepoint"]
+
+
+def test_each_point_names_its_filesystem_to_the_recorder():
+    from lockscope.commands.sweep import point_fs_args
+
+    doc = {"host": {"filesystems": {"xfs": {"fstype": "xfs"}, "ext4-1": {"fstype": "ext4"},
+                                    "odd": {}}}}
+    assert point_fs_args(doc, "xfs") == ["--fs", "xfs"]
+    assert point_fs_args(doc, "ext4-1") == ["--fs", "ext4"]
+    assert point_fs_args(doc, "odd") == [] and point_fs_args(doc, "none") == []

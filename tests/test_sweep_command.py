@@ -15,6 +15,7 @@ import pytest
 from test_sweep import ENV, assert_nothing_left, lockscope
 
 from lockscope.host import cgroup2_root
+from lockscope.report.notes import missing_notes
 
 from conftest import require_tool
 
@@ -141,6 +142,24 @@ def test_failing_command_keeps_completed_points(tmp_path):
     writes = run["workload"]["jobs"][0]["write"]["iops"] * wall
     assert writes == pytest.approx(100, abs=1)
     assert doc["analysis"]["ext4"]["points"][0]["threads"] == 1
+    # the report says which point failed and why
+    notes = [n for n in missing_notes(doc) if "failed and the sweep stopped" in n]
+    assert len(notes) == 1 and "ext4 2 threads" in notes[0] and "exit status 3" in notes[0]
+
+
+@pytest.mark.kernel
+def test_command_past_the_time_limit_is_killed(tmp_path):
+    require_tool("sleep")
+    # a child that outlives the limit by far: its whole process group must go
+    res, doc = command_sweep(tmp_path, "slow", "--command", "sleep 600 & sleep 600",
+                             "--time-limit", "3", fs="xfs")
+    assert res.returncode == 1
+    last = res.stderr.strip().splitlines()[-1]
+    assert "--time-limit 3 s: killed" in last, last
+    assert doc["partial"] is True and doc["failed_point"]["threads"] == 1
+    assert doc["runs"] == []
+    left = subprocess.run(["pgrep", "-f", "^sleep 600$"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout
 
 
 @pytest.mark.kernel

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .analysis.observed import observed_ns
 from .analysis.series import interval_throughput, interval_wait_classes
 from .analysis.waitclass import CLASSES, LOSS_CLASSES
 from .schema import TraceSection
@@ -100,7 +101,7 @@ class AttachProgress:
             loss = {k: v for k, v in classes.items() if k in LOSS_CLASSES and v > 0}
             if loss:
                 top = max(loss, key=lambda k: loss[k])
-                dur = (interval.get("interval") or {}).get("duration_ns") or 1e9
+                dur = observed_ns(interval) or 1e9
                 parts.append(f"top wait: {CLASSES[top]} {loss[top] / dur:.1f} threads")
         else:
             now = time.monotonic()

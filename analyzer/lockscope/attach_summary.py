@@ -19,10 +19,12 @@ def print_attach_summary(doc: ResultsDoc, out: Path, report) -> None:
     # an attach without analysis still prints its target (every figure then 0)
     a = attach_analysis(doc.get("analysis")) or cast(AttachAnalysis, {})
     t = doc.get("target") or {}
-    window = a.get("window_s") or 0.0
+    wall = a.get("window_s") or 0.0
+    window = a.get("observed_s") or wall  # thread averages: over the observed time
     con.print(f"[bold]{', '.join(t.get('comms') or []) or t.get('value')}[/] "
               f"({t.get('how')} {t.get('value')}): {a.get('threads', 0)} threads, "
-              f"{window:.1f} s, ended by {doc['attach'].get('ended')}", highlight=False)
+              f"{wall:.1f} s" + (f", {a['sampling']}" if a.get("sampling") else "")
+              + f", ended by {doc['attach'].get('ended')}", highlight=False)
     o = a.get("overhead")
     if o and o.get("bpf_cpu_share") is not None:
         shed = ", ".join(f"{x['what']} after {x['after_s']:.0f} s" for x in o["shed"])

@@ -61,13 +61,13 @@ class SweepProgress:
                                   f"{iops:,.0f} IOPS")
 
     def end_point(self, index: int, label: str, workload: dict, trace_error: str | None) -> None:
-        from .analysis.runs import workload_figures
+        from .analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of, workload_figures
 
         f = workload_figures({"workload": cast(EngineJson, workload)})
         # a database client counts transactions, not I/Os (workload.ops_unit)
-        unit = workload.get("ops_unit") or "IOPS"
+        unit = ops_unit_of(workload)
         line = (f"{self._elapsed()} {self.label}: {f['iops']:,.0f} {unit}"
-                + (f" {f['bw_bytes'] / 2**20:.1f} MiB/s" if unit == "IOPS" else "")
+                + (f" {f['bw_bytes'] / 2**20:.1f} MiB/s" if unit == DEFAULT_OPS_UNIT else "")
                 + (f" (no trace: {trace_error})" if trace_error else ""))
         if self._progress:
             self._progress.console.print(line, highlight=False, markup=False)

@@ -11,6 +11,13 @@ from .schema import Run, RunRecorderCost
 _SHED_WORDS = {"user_stacks": "user stacks", "stacks": "all stacks", "all": "every probe"}
 
 
+def _shed_words(what: str) -> str:
+    """A shed step in words; "duty 35%" lowered the time the probes were attached."""
+    if what.startswith("duty "):
+        return f"probe time down to {what[5:]} (--duty)"
+    return _SHED_WORDS.get(what, f"the {what} probes")
+
+
 def recorder_cost(trace: Any) -> RunRecorderCost | None:
     """``runs[].recorder_cost``: the point's BPF and recorder-process CPU shares and what
     was shed; None without a trace or without the recorder's measurement."""
@@ -76,7 +83,7 @@ def shed_notes(runs: list[Run]) -> list[str]:
         cost = _cost(run) if isinstance(run, dict) else None
         if not cost or not cost.get("shed"):
             continue
-        steps = ", ".join(f"{_SHED_WORDS.get(str(s['what']), 'the ' + str(s['what']) + ' probes')} "
+        steps = ", ".join(f"{_shed_words(str(s['what']))} "
                           f"after {s['after_s']:.1f} s" for s in cost["shed"])
         note = (f"{_label(run)}: the recorder went over its --max-overhead budget of "
                 f"{cost.get('max_overhead_pct')}% and shed {steps}")

@@ -55,6 +55,7 @@ class Interval(TypedDict, total=False):
     start_mono_ns: int
     end_mono_ns: int
     duration_ns: int
+    observed_ns: int            # probes attached (--duty); rates divide by it
     start_wall_ns: int
     end_wall_ns: int
 
@@ -226,6 +227,14 @@ class UserCost(TypedDict, total=False):
     cpu_share: float | None
 
 
+class StatsClock(TypedDict, total=False):
+    """The statistics' own clock read per run, and its part of the BPF time."""
+
+    ns_per_run: float | None
+    bpf_ns: int | None
+    cpu_share: float | None
+
+
 class TraceOverhead(TypedDict, total=False):
     stats: str
     stats_error: str | None
@@ -233,6 +242,9 @@ class TraceOverhead(TypedDict, total=False):
     window_ns: int
     bpf_ns: int
     cpu_share: float | None
+    observed_ns: int
+    cpu_share_observed: float | None
+    stats_clock: StatsClock
     max_overhead_pct: float
     core_groups: list[str]
     per_program: list[dict[str, Any]]
@@ -240,6 +252,17 @@ class TraceOverhead(TypedDict, total=False):
     user: UserCost
     shed: list[ShedStep]
     detached: bool
+
+
+class Sampling(TypedDict, total=False):
+    """``sampling``: time-sampled recording (--duty, docs/recorder-json.md)."""
+
+    duty_pct: int
+    requested_pct: int
+    period_ns: int
+    observed_ns: int
+    cycles: int
+    attach_failures: int
 
 
 class TraceSection(TypedDict, total=False):
@@ -273,6 +296,7 @@ class Trace(TraceSection, total=False):
     holders: TraceHolders
     folded: dict[str, list[str]]        # older recorders only
     overhead: TraceOverhead
+    sampling: Sampling
     series: list[TraceSection]
     series_omitted: int
 
@@ -421,6 +445,15 @@ class DbDoc(TypedDict, total=False):
     warning: str | None
 
 
+class FailedPoint(TypedDict, total=False):
+    fs: str
+    threads: int
+    repeat: int
+    error: str
+    exit_status: int | None
+    stderr: str | None
+
+
 class ResultsDoc(TypedDict, total=False):
     schema: str
     kind: str               # "attach" for lockscope attach; absent for a sweep
@@ -435,6 +468,7 @@ class ResultsDoc(TypedDict, total=False):
     attach: dict[str, Any]
     db: DbDoc | None
     analysis: Analysis
+    failed_point: FailedPoint   # the point that stopped the sweep (workload/points.py)
 
 
 # ---------------------------------------------------------------- analysis.<fs> (sweep)
@@ -758,6 +792,8 @@ class AttachFigures(TypedDict):
     """``analysis.attach`` but its verdict: what the verdict is decided from."""
 
     window_s: float
+    observed_s: float           # of window_s, the probes were attached (--duty): the rates' base
+    sampling: str | None        # "observed 30% of the time (--duty)", None when always
     threads: int
     idle_threads: int
     engine: str | None

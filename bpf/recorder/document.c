@@ -182,9 +182,11 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_uint(j, "start_mono_ns", s->start_mono);
 	json_uint(j, "end_mono_ns", s->end_mono);
 	json_uint(j, "duration_ns", s->end_mono > s->start_mono ? s->end_mono - s->start_mono : 0);
+	json_uint(j, "observed_ns", duty_observed(&s->duty, s->end_mono));
 	json_uint(j, "start_wall_ns", s->start_wall);
 	json_uint(j, "end_wall_ns", s->end_wall);
 	json_end_object(j);
+	duty_json(&s->duty, j, s->end_mono);
 
 	json_key(j, "filter");
 	json_begin_object(j);
@@ -807,7 +809,7 @@ int document_write(struct rec_session *s, FILE *f)
 }
 
 int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
-		       bool reread, FILE *f)
+			    __u64 observed, bool reread, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
 	struct rec_data whole = s->data;
@@ -821,9 +823,10 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64
 	json_uint(&j, "start_mono_ns", start);
 	json_uint(&j, "end_mono_ns", end);
 	json_uint(&j, "duration_ns", end - start);
+	json_uint(&j, "observed_ns", observed);
 	json_end_object(&j);
 	write_activity(s, &j);
-	overhead_interval_json(&s->ovh, &j, end, reread);
+	overhead_interval_json(&s->ovh, &j, end, observed, reread);
 	json_end_object(&j);
 	*delta = s->data;
 	s->data = whole;

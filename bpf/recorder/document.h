@@ -12,9 +12,9 @@
 int document_write(struct rec_session *s, FILE *f);
 
 /* One series object (one line, no newline) for the interval [start, end]
- * from delta. */
+ * from delta; observed: ns of it the programs were attached (--duty). */
 int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
-			    bool reread, FILE *f);
+			    __u64 observed, bool reread, FILE *f);
 
 /* Command name of a thread: from the threads map, else its process's. */
 const char *document_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len);

@@ -37,6 +37,9 @@ void holder_tick_configure(struct record_bpf *skel, struct rec_probe *p);
 int holder_tick_attach(struct rec_probe *p, unsigned int period_ms);
 /* Detaches the timers; how many there were. */
 int holder_tick_detach(void);
+/* Detaches them for an "off" phase of --duty: holder_tick_cpus still counts
+ * them until they are attached again or detached for good. */
+void holder_tick_pause(void);
 /* CPUs with a timer; *why: why not, or NULL. */
 int holder_tick_cpus(const char **why);
 

@@ -19,6 +19,7 @@
 static struct {
 	struct bpf_link **links;
 	int nr;
+	int paused;     /* timers detached for an "off" phase of --duty */
 	char why[160];
 } ticks;
 
@@ -71,6 +72,7 @@ int holder_tick_attach(struct rec_probe *p, unsigned int period_ms)
 	struct bpf_program *prog;
 
 	ticks.why[0] = 0;
+	ticks.paused = 0;
 	if (!probe_group_on(p, GROUP_HOLDERS))
 		return 0;
 	prog = tick_program(p->skel);
@@ -119,11 +121,20 @@ int holder_tick_detach(void)
 	free(ticks.links);
 	ticks.links = NULL;
 	ticks.nr = 0;
+	ticks.paused = 0;
 	return n;
+}
+
+void holder_tick_pause(void)
+{
+	int n = ticks.nr;
+
+	holder_tick_detach();
+	ticks.paused = n;
 }
 
 int holder_tick_cpus(const char **why)
 {
 	*why = ticks.why[0] ? ticks.why : NULL;
-	return ticks.nr;
+	return ticks.nr + ticks.paused;
 }

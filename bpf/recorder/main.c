@@ -4,7 +4,9 @@
  *
  * Nothing is pinned: every program is held by a link fd of this process,
  * so whatever way it dies (SIGKILL included), the kernel detaches it. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "json_out.h"
 #include "session.h"
@@ -65,7 +68,8 @@ static int read_line(void)
 
 enum wake { WAKE_TIMEOUT, WAKE_LINE, WAKE_EOF, WAKE_SIGNAL, WAKE_DEADLINE };
 
-/* Periodic work while waiting: /proc scans, the overhead budget, series. */
+/* Periodic work while waiting: /proc scans, the overhead budget, series;
+ * and the --duty phase changes, at times of their own. */
 enum timer { T_SCAN, T_BUDGET, T_SERIES, NR_TIMERS };
 
 /* Waits for stdin (when watched), a signal or the deadline, running the
@@ -82,6 +86,7 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 		next[t] = mono_s() + period[t];
 	for (;;) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		double duty = session_duty_tick(s) / 1e9;
 		double now = mono_s(), until = deadline > 0 ? deadline : -1;
 		int timeout, r;
 
@@ -92,6 +97,8 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 		for (t = 0; t < NR_TIMERS; t++)
 			if (period[t] > 0 && (until < 0 || next[t] < until))
 				until = next[t];
+		if (duty > 0 && (until < 0 || duty < until))
+			until = duty;
 		timeout = until < 0 ? -1 : until > now ? (int)((until - now) * 1000) + 1 : 0;
 		r = poll(&pfd, watch_stdin ? 1 : 0, timeout);
 		if (r < 0 && errno != EINTR)
@@ -162,6 +169,35 @@ static int list_features(const struct rec_opts *o, const struct rec_filter *f)
 	return err ? 1 : 0;
 }
 
+/* Where the document goes. A regular file (or a new one) is written whole or
+ * not at all: into a fresh temporary beside it (never an existing file),
+ * renamed over it at the end. Anything else (/dev/null, a FIFO, a terminal)
+ * is written in place: renaming over it would replace it. tmp is "" then. */
+static FILE *open_output(const char *out, char *tmp, size_t len)
+{
+	struct stat st;
+	mode_t mask;
+	FILE *f;
+	int fd;
+
+	tmp[0] = 0;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+		return fopen(out, "we");
+	snprintf(tmp, len, "%s.XXXXXX", out);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	mask = umask(0);
+	umask(mask);
+	/* what fopen would have made: 0666 less the umask (mkostemp makes 0600) */
+	if (fchmod(fd, 0666 & ~mask) || !(f = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(tmp);
+		return NULL;
+	}
+	return f;
+}
+
 static int write_output(struct rec_session *s, const char *out)
 {
 	char tmp[4096];
@@ -169,10 +205,9 @@ static int write_output(struct rec_session *s, const char *out)
 	int err;
 
 	if (out) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-		f = fopen(tmp, "we");
+		f = open_output(out, tmp, sizeof(tmp));
 		if (!f) {
-			msg_error("cannot write %s: %s", tmp, strerror(errno));
+			msg_error("cannot write %s: %s", out, strerror(errno));
 			return -errno;
 		}
 	}
@@ -180,11 +215,12 @@ static int write_output(struct rec_session *s, const char *out)
 	if (out) {
 		if (fclose(f) && !err)
 			err = -errno;
-		if (!err && rename(tmp, out))
+		if (!err && tmp[0] && rename(tmp, out))
 			err = -errno;
 		if (err) {
 			msg_error("cannot write %s: %s", out, strerror(-err));
-			unlink(tmp);
+			if (tmp[0])
+				unlink(tmp);
 		}
 	} else {
 		fflush(stdout);

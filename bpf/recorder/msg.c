@@ -4,13 +4,27 @@
 #include <stdio.h>
 #include "msg.h"
 
+static void line(const char *fmt, va_list ap)
+{
+	fputs("lockscope-record: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void msg_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("lockscope-record: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void msg_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	line(fmt, ap);
+	va_end(ap);
 }

@@ -5,5 +5,8 @@
 
 /* One-line error on stderr, prefixed with the program name. */
 void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One-line note on stderr, the same way: what the recorder chose for the
+ * caller (nothing failed). */
+void msg_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -91,13 +91,26 @@ static const struct opt_def defs[] = {
 	  "directory entries visited when searching a mount for an inode's path", NULL },
 	{ "disable", 0, "GROUP[,GROUP...]", OK_STRING, F(disable), 0, 0, 0, false,
 	  "turn probe groups off (names as in --list-features)", NULL },
+	{ "fs", 0, "LIST", OK_STRING, F(fs), 0, 0, 0, false,
+	  "attach the xfs_* and ext4_*/jbd2 probe groups only for these filesystem types "
+	  "(comma list, e.g. xfs or ext4,xfs), or all, or auto: the types of the regular files "
+	  "the --pid processes have open at start and of their working directories (all when "
+	  "none is found; files opened later on another type are not covered)",
+	  "auto with --pid, else all" },
 	{ "attach-kinds", 0, "KIND[,KIND...]", OK_STRING, F(attach_kinds), 0, 0, 0, false,
 	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe", "all" },
 	{ "max-overhead", 0, "PCT", OK_DOUBLE, F(max_overhead_pct), 2, 0, 100, false,
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
-	  "went over it, shed user stacks, then all stacks, then the costliest non-core probe "
-	  "group; with only the core groups (lock, dio, sched) left and still over, detach and "
-	  "end the window early", "0: never shed" },
+	  "went over it, lower --duty (down to 10%), then shed user stacks, then all stacks, then "
+	  "the costliest non-core probe group; with only the core groups (lock, dio, sched) left "
+	  "and still over, detach and end the window early", "0: never adjust" },
+	{ "duty", 0, "PCT", OK_UINT, F(duty_pct), 100, 1, 100, false,
+	  "time-sampled recording: in each --duty-period-ms, attach the probes for PCT% of it "
+	  "and detach them for the rest (a probe left attached costs a run per event of every "
+	  "process); rates and shares are then per observed second (docs/recorder-json.md, "
+	  "\"sampling\")", "always attached" },
+	{ "duty-period-ms", 0, "N", OK_UINT, F(duty_period_ms), 1000, 100, 3600000, false,
+	  "the period of --duty", NULL },
 	{ "interval-ms", 0, "N", OK_UINT, F(interval_ms), 0, 0, 3600000, false,
 	  "every N ms, add the changes since the last interval to the document's \"series\" "
 	  "(0: off; else at least 100)", NULL },

@@ -33,7 +33,10 @@ struct rec_opts {
 	unsigned int mount_search_max;
 	const char *disable;        /* comma-separated group names */
 	const char *attach_kinds;   /* comma-separated attach kinds allowed */
+	const char *fs;             /* --fs: all, auto or filesystem types; NULL = default */
 	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
+	unsigned int duty_pct;      /* programs attached this % of each duty period */
+	unsigned int duty_period_ms;
 	unsigned int interval_ms;   /* per-interval series; 0 = off */
 	const char *series_out;     /* one JSON line per interval, or NULL */
 	int argc;

@@ -14,6 +14,7 @@
 #include "record.h"
 #include "record.skel.h"
 #include "overhead.h"
+#include "statsclock.h"
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
@@ -85,6 +86,7 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 	} else {
 		v->src = was_on ? STATS_ALREADY_ON : STATS_SESSION;
 	}
+	v->clock_ns = v->src == STATS_OFF ? -1 : statsclock_ns_per_run();
 	bpf_object__for_each_program(prog, skel->obj) {
 		struct rec_prog_stat *p;
 		int kind;
@@ -111,6 +113,7 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
 	}
 	v->start_mono = v->tick_mono = v->mark_mono = now;
+	v->tick_observed = 0;
 	getrusage(RUSAGE_SELF, &v->ru_start);
 	v->ru_mark = v->ru_start;
 }
@@ -134,14 +137,71 @@ void overhead_free(struct rec_overhead *v)
 static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const char *what,
 		     double share)
 {
-	if (v->nr_shed < REC_MAX_SHED)
-		v->shed[v->nr_shed++] = (struct rec_shed){ now, kind, what, share };
+	struct rec_shed *s;
+
+	if (v->nr_shed == REC_MAX_SHED)
+		return;
+	s = &v->shed[v->nr_shed++];
+	s->t_ns = now;
+	s->kind = kind;
+	snprintf(s->what, sizeof(s->what), "%s", what);
+	s->share_before = share;
+}
+
+/* The duty is aimed a little under the budget (the window's share is a mean
+ * of noisy periods), and raised again only well under it, so that it does
+ * not swing at every tick. */
+#define DUTY_AIM 0.9
+#define DUTY_RAISE_BELOW 0.6
+
+static void note_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share,
+		      unsigned int pct)
+{
+	char what[32];
+
+	duty_set(duty, pct);
+	snprintf(what, sizeof(what), "duty %u%%", pct);
+	add_shed(v, now, "duty", what, share);
+}
+
+/* Over budget with duty above its floor: lower it in proportion. The share
+ * was measured over "on" time and scaled by the duty, so the new duty
+ * brings the whole period's share just under the budget. */
+static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
+{
+	unsigned int pct = duty->pct * DUTY_AIM * v->max_share / share;
+
+	if (duty->pct <= DUTY_FLOOR_PCT)
+		return false;
+	if (pct >= duty->pct)
+		pct = duty->pct - 1;
+	if (pct < DUTY_FLOOR_PCT)
+		pct = DUTY_FLOOR_PCT;
+	note_duty(v, duty, now, share, pct);
+	return true;
+}
+
+/* Well under budget after the load eased: raise the duty back towards
+ * --duty, unless stacks or groups were shed (they stay off). */
+static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
+{
+	double want = share > 0 ? duty->pct * DUTY_AIM * v->max_share / share : 100;
+	unsigned int pct = want > duty->requested_pct ? duty->requested_pct : (unsigned int)want;
+	int i;
+
+	if (v->stacks_shed || pct <= duty->pct)
+		return;
+	for (i = 0; i < NR_GROUPS; i++)
+		if (v->group_shed[i])
+			return;
+	note_duty(v, duty, now, share, pct);
 }
 
 bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
-	      __u64 now)
+		   struct rec_duty *duty, __u64 now)
 {
 	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
 	int i, best = -1;
 	double share;
 
@@ -158,8 +218,17 @@ bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 		p->tick_ns = p->ns;
 	}
 	v->tick_mono = now;
-	share = share_of(v, total, dt);
-	if (v->max_share <= 0 || share <= v->max_share)
+	v->tick_observed = observed;
+	/* the share of a whole duty period: over the "on" time, times the duty */
+	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
+	if (v->max_share <= 0)
+		return false;
+	if (share <= v->max_share) {
+		if (on && share < DUTY_RAISE_BELOW * v->max_share)
+			raise_duty(v, duty, now, share);
+		return false;
+	}
+	if (lower_duty(v, duty, now, share))
 		return false;
 	/* stacks first: they cost inside the switch and lock programs */
 	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
@@ -215,6 +284,29 @@ static void json_share(struct rec_overhead *v, struct json_out *j, const char *k
 		json_double(j, key, share_of(v, ns, window));
 }
 
+/* The part of bpf_ns that is the statistics' own clock read, one per run:
+ * what the same runs cost less while nobody measures them. */
+static void json_stats_clock(struct rec_overhead *v, struct json_out *j, __u64 runs, __u64 ns,
+			     __u64 window)
+{
+	double clock = v->clock_ns * (double)runs;
+
+	json_key(j, "stats_clock");
+	json_begin_object(j);
+	if (v->clock_ns < 0) {
+		json_null(j, "ns_per_run");
+		json_null(j, "bpf_ns");
+		json_null(j, "cpu_share");
+	} else {
+		if (clock > (double)ns)
+			clock = (double)ns;
+		json_double(j, "ns_per_run", v->clock_ns);
+		json_uint(j, "bpf_ns", (__u64)clock);
+		json_share(v, j, "cpu_share", (__u64)clock, window);
+	}
+	json_end_object(j);
+}
+
 static int cmp_prog_ns(const void *a, const void *b)
 {
 	const struct rec_prog_stat *x = a, *y = b;
@@ -227,7 +319,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 {
 	static const char *const src_names[] = { "unavailable", "session", "already_on" };
 	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
-	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, total = 0, user;
+	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, total = 0, runs = 0, user;
 	bool g_loaded[NR_GROUPS] = { false };
 	int i;
 
@@ -241,6 +333,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 		const struct rec_prog_stat *p = &v->progs[i];
 
 		total += p->ns - p->ns0;
+		runs += p->cnt - p->cnt0;
 		if (p->group >= 0) {
 			g_loaded[p->group] = true;
 			g_cnt[p->group] += p->cnt - p->cnt0;
@@ -258,6 +351,9 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	json_uint(j, "window_ns", window);
 	json_uint(j, "bpf_ns", total);
 	json_share(v, j, "cpu_share", total, window);
+	json_uint(j, "observed_ns", v->observed_ns);
+	json_share(v, j, "cpu_share_observed", total, v->observed_ns);
+	json_stats_clock(v, j, runs, total, window);
 	json_double(j, "max_overhead_pct", v->max_share * 100);
 	json_key(j, "core_groups");
 	json_begin_array(j);
@@ -318,7 +414,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	json_end_object(j);
 }
 
-void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread)
+void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, __u64 observed,
+			    bool reread)
 {
 	__u64 total = 0, window = now > v->mark_mono ? now - v->mark_mono : 0, user;
 	struct rusage ru;
@@ -342,6 +439,7 @@ void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 no
 	json_begin_object(j);
 	json_uint(j, "bpf_ns", total);
 	json_share(v, j, "cpu_share", total, window);
+	json_share(v, j, "cpu_share_observed", total, observed);
 	json_uint(j, "user_cpu_ns", user);
 	json_double(j, "user_cpu_share", share_of(v, user, window));
 	json_end_object(j);

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include "json_out.h"
 #include "probe.h"
+#include "duty.h"
 
 #define REC_MAX_PROGS 64
 #define REC_MAX_SHED 32
@@ -27,8 +28,8 @@ struct rec_prog_stat {
 
 struct rec_shed {
 	__u64 t_ns;             /* CLOCK_MONOTONIC */
-	const char *kind;       /* "stacks", "group", "all" */
-	const char *what;       /* "user_stacks", "stacks", a group name, "all" */
+	const char *kind;       /* "duty", "stacks", "group", "all" */
+	char what[32];          /* "duty 35%", "user_stacks", "stacks", a group name, "all" */
 	double share_before;    /* BPF CPU share over the last second */
 };
 
@@ -44,10 +45,13 @@ struct rec_overhead {
 	char stats_error[128];
 	int stats_fd;
 	int online_cpus;
+	double clock_ns;         /* statsclock_ns_per_run(), < 0 if unknown */
 	double max_share;       /* --max-overhead as a fraction; 0: never shed */
 	struct rec_prog_stat progs[REC_MAX_PROGS];
 	int nr_progs;
 	__u64 start_mono, end_mono, tick_mono, mark_mono;
+	__u64 tick_observed;    /* --duty: observed time at the last budget check */
+	__u64 observed_ns;      /* of the whole window, set when it closes */
 	struct rusage ru_start, ru_end, ru_mark;
 	bool group_shed[NR_GROUPS];
 	__u32 stacks_shed;      /* REC_SHED_* */
@@ -64,18 +68,21 @@ void overhead_start(struct rec_overhead *v, __u64 now);
 void overhead_stop(struct rec_overhead *v, __u64 now);
 void overhead_free(struct rec_overhead *v);
 
-/* Once a second while recording: sheds one step if the last second's share
- * was over the budget. Returns true when everything was detached (only the
- * core groups were left and still over budget): the window must close. */
+/* Once a second while recording: when the last second's share was over the
+ * budget, lowers the duty (down to DUTY_FLOOR_PCT), else sheds one step.
+ * Returns true when everything was detached (only the core groups were left
+ * and still over budget): the window must close. */
 bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
-	      __u64 now);
+		   struct rec_duty *duty, __u64 now);
 
 /* The "overhead" object of the final document. */
 void overhead_json(struct rec_overhead *v, struct json_out *j);
 
-/* The "overhead" object of one series interval (since the last call);
- * reread: read the programs' statistics now (else: as overhead_stop left them). */
-void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, bool reread);
+/* The "overhead" object of one series interval (since the last call), with
+ * observed ns of it; reread: read the programs' statistics now (else: as
+ * overhead_stop left them). */
+void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, __u64 observed,
+			    bool reread);
 
 /* Whether a group is core: never shed alone; when only core groups remain
  * over budget, the recorder detaches everything. */

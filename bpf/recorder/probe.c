@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -17,8 +19,10 @@
 #include "record.skel.h"
 #include "holder.h"
 #include "kernel_btf.h"
+#include "fsdetect.h"
 #include "probe.h"
 #include "tpfmt.h"
+#include "tplink.h"
 #include "session.h"
 #include "msg.h"
 
@@ -37,55 +41,56 @@ static const char *const suffixes[NR_ATTACH] = { "_btf", "_raw", "_tp", "_fentry
 const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_LOCK] = { "lock", { "lock:contention_begin", "lock:contention_end" },
 		{ "contention_begin", "contention_end" }, TRACEPOINT_KINDS, false,
-		"no lock waits at all" },
+		"no lock waits at all", NULL },
 	[GROUP_DIO] = { "dio", { "iomap:iomap_dio_rw_begin", "iomap:iomap_dio_complete" },
 		{ "dio_rw_begin", "dio_complete" }, TRACEPOINT_KINDS, false,
-		"no DIO write classes, counts or latency; i_rwsem not learned from direct I/O" },
+		"no DIO write classes, counts or latency; i_rwsem not learned from direct I/O", NULL },
 	[GROUP_DIO_MAP] = { "dio_map", { "iomap:iomap_iter_dstmap" }, { "dstmap" },
-		TRACEPOINT_KINDS, false, "DIO writes not classified as hole/unwritten/mapped" },
+		TRACEPOINT_KINDS, false, "DIO writes not classified as hole/unwritten/mapped", NULL },
 	[GROUP_XFS_ILOCK] = { "xfs_ilock", { "xfs:xfs_ilock" }, { "xfs_ilock" }, BTF_KINDS, false,
-		"XFS ILOCK and MMAPLOCK waits not attributed to files" },
+		"XFS ILOCK and MMAPLOCK waits not attributed to files", "xfs" },
 	[GROUP_XFS_ALLOC] = { "xfs_alloc", { "xfs:xfs_iomap_alloc", "xfs:xfs_unwritten_convert" },
 		{ "xfs_iomap_alloc", "xfs_unwritten_convert" }, BTF_KINDS, false,
-		"XFS allocating writes and unwritten-extent conversions not counted" },
+		"XFS allocating writes and unwritten-extent conversions not counted", "xfs" },
 	[GROUP_XFS_BUFFERED] = { "xfs_buffered", { "xfs:xfs_file_buffered_write" },
 		{ "xfs_buffered_write" }, BTF_KINDS, false,
-		"XFS buffered-write i_rwsem learned only from write syscalls" },
+		"XFS buffered-write i_rwsem learned only from write syscalls", "xfs" },
 	[GROUP_EXT4_MAP] = { "ext4_map", { "ext4:ext4_ext_map_blocks_exit" }, { "ext4_map_exit" },
-		BTF_KINDS, false, "ext4 i_data_sem waits not attributed to files" },
+		BTF_KINDS, false, "ext4 i_data_sem waits not attributed to files", "ext4" },
 	/* classic tracepoints: their records carry the extent status and flags
 	 * already decoded from the kernel's structures */
 	[GROUP_EXT4_EXTENT] = { "ext4_extent", { "ext4:ext4_es_lookup_extent_exit",
 		"ext4:ext4_ext_map_blocks_exit", "ext4:ext4_allocate_blocks" },
 		{ "ext4_es_lookup", "ext4_map_state", "ext4_alloc" }, K(TRACEPOINT), false,
 		"ext4 DIO writes classified from iomap_iter_dstmap only, which reports unwritten "
-		"extents a write converts like holes; ext4 allocating writes not counted" },
+		"extents a write converts like holes; ext4 allocating writes not counted", "ext4" },
 	[GROUP_EXT4_BUFFERED] = { "ext4_buffered", { "ext4:ext4_da_write_begin", "ext4:ext4_write_begin" },
 		{ "ext4_da_write_begin", "ext4_write_begin" }, BTF_KINDS, false,
-		"ext4 buffered-write i_rwsem learned only from write syscalls" },
+		"ext4 buffered-write i_rwsem learned only from write syscalls", "ext4" },
 	[GROUP_SYSCALLS] = { "syscalls", { "raw_syscalls:sys_enter", "raw_syscalls:sys_exit" },
 		{ "sys_enter", "sys_exit" }, TRACEPOINT_KINDS, false,
-		"no write-syscall latency; buffered writes counted only on XFS; fewer i_rwsem addresses" },
+		"no write-syscall latency; buffered writes counted only on XFS; fewer i_rwsem addresses", NULL },
 	[GROUP_SCHED] = { "sched", { "sched:sched_switch", "sched:sched_wakeup" },
 		{ "sched_switch", "sched_wakeup" }, TRACEPOINT_KINDS, false,
-		"no per-thread on/off-CPU time and no off-CPU stacks" },
+		"no per-thread on/off-CPU time and no off-CPU stacks", NULL },
 	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete" },
 		{ "block_rq_issue", "block_rq_complete" }, TRACEPOINT_KINDS, false,
-		"no block-device latency" },
+		"no block-device latency", NULL },
+	/* jbd2 is the journal of ext3/ext4 (and of ocfs2, which is not studied here) */
 	[GROUP_JBD2] = { "jbd2", { "jbd2:jbd2_handle_start", "jbd2:jbd2_handle_stats", "jbd2:jbd2_run_stats" },
 		{ "jbd2_handle_start", "jbd2_handle_stats", "jbd2_run_stats" }, TRACEPOINT_KINDS, false,
-		"no ext4 journal handle and commit statistics" },
+		"no ext4 journal handle and commit statistics", "ext4" },
 	[GROUP_EXT4_WRITE_ENTRY] = { "ext4_write_entry", { "ext4_file_write_iter" }, { "ext4_write_entry" },
 		K(FENTRY) | K(KPROBE), true,
-		"no per-file time from ext4_file_write_iter entry to iomap (i_rwsem and write checks)" },
+		"no per-file time from ext4_file_write_iter entry to iomap (i_rwsem and write checks)", "ext4" },
 	/* After "lock", so that it shares that group's tracepoints; its own
 	 * programs, so that it can be turned off or shed alone. */
 	[GROUP_HOLDERS] = { "holders", { "lock:contention_begin", "lock:contention_end" },
 		{ "holder_begin", "holder_end", "holder_tick" }, BTF_KINDS, false,
-		"no lock-holder snapshots (what the holder did while others waited)" },
+		"no lock-holder snapshots (what the holder did while others waited)", NULL },
 	/* Needs the holders group's waiter slots (task storage of the woken task). */
 	[GROUP_RELEASERS] = { "releasers", { "sched:sched_waking" }, { "releaser_wake" },
-		K(TP_BTF), false, "no releaser stacks (where a waited-for lock was released)" },
+		K(TP_BTF), false, "no releaser stacks (where a waited-for lock was released)", NULL },
 };
 
 /* ---- libbpf messages: kept to find which program a load failed on ---- */
@@ -408,10 +413,53 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
+/* A filesystem type --fs may name: one a group is tagged with, one ext4
+ * mounts, or one this kernel knows. */
+static bool fs_type_valid(const char *type)
+{
+	int g;
+
+	for (g = 0; g < NR_GROUPS; g++)
+		if (probe_groups[g].fs && !strcmp(probe_groups[g].fs, fsdetect_family(type)))
+			return true;
+	return fsdetect_known(type);
+}
+
+/* --fs: all, auto, or a list of filesystem types. */
+static int check_fs_list(const char *list)
+{
+	char *copy, *tok, *save = NULL;
+	int bad = 0;
+
+	if (!list || !strcmp(list, "all") || !strcmp(list, "auto"))
+		return 0;
+	if (!*list || list[strlen(list) - 1] == ',' || strstr(list, ",,") || list[0] == ',') {
+		msg_error("--fs: an empty filesystem type in '%s'", list);
+		return -1;
+	}
+	copy = strdup(list);
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !bad;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all") || !strcmp(tok, "auto")) {
+			msg_error("--fs: '%s' stands alone, not in a list", tok);
+			bad = 1;
+		} else if (!fs_type_valid(tok)) {
+			msg_error("--fs: unknown filesystem type '%s' (a type of /proc/filesystems, "
+				  "all or auto)", tok);
+			bad = 1;
+		}
+	}
+	free(copy);
+	return bad ? -1 : 0;
+}
+
 int probe_check_names(const struct rec_opts *o)
 {
 	const char *lists[2] = { o->disable, o->attach_kinds };
 	int l;
+
+	if (check_fs_list(o->fs))
+		return -1;
 
 	for (l = 0; l < 2; l++) {
 		char *copy, *tok, *save = NULL;
@@ -477,6 +525,11 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 
 		st->attach = -1;
 		st->reason[0] = 0;
+		/* before --disable: such a group would not have run anyway */
+		if (st->not_needed) {
+			snprintf(st->reason, sizeof(st->reason), "%s", p->fs_reason);
+			continue;
+		}
 		if (in_list(o->disable, def->name)) {
 			snprintf(st->reason, sizeof(st->reason), "disabled by --disable");
 			continue;
@@ -520,24 +573,78 @@ static void destroy_attempt(struct rec_probe *p)
 {
 	int i;
 
-	for (i = 0; i < p->nr_links; i++)
+	for (i = 0; i < p->nr_links; i++) {
 		bpf_link__destroy(p->links[i]);
+		if (p->link_kept[i] >= 0)
+			close(p->link_kept[i]);
+	}
 	free(p->links);
+	free(p->link_kept);
+	p->link_kept = NULL;
 	free(p->link_groups);
+	free(p->link_progs);
+	free(p->link_events);
 	p->links = NULL;
 	p->link_groups = NULL;
+	p->link_progs = NULL;
+	p->link_events = NULL;
 	p->nr_links = 0;
 	record_bpf__destroy(p->skel);
 	p->skel = NULL;
+}
+
+static void add_link(struct rec_probe *p, struct bpf_link *link, struct bpf_program *prog,
+		     int event, int kept)
+{
+	int kind;
+
+	p->link_groups[p->nr_links] = probe_prog_group(bpf_program__name(prog), &kind);
+	p->link_progs[p->nr_links] = prog;
+	p->link_events[p->nr_links] = event;
+	p->link_kept[p->nr_links] = kept;
+	p->links[p->nr_links++] = link;
+}
+
+static bool enter_prog(struct bpf_program *prog)
+{
+	return !strcmp(bpf_program__name(prog), "sys_enter_tp");
+}
+
+static struct bpf_link *attach_syscall_event(struct bpf_program *prog, int i, int *kept)
+{
+	char event[64];
+
+	snprintf(event, sizeof(event), "sys_%s_%s", enter_prog(prog) ? "enter" : "exit",
+		 session_syscall_names[i]);
+	return tplink_attach(prog, "syscalls", event, kept);
+}
+
+/* A classic tracepoint program on its section's event ("tracepoint/SYS/EVENT"
+ * or "tp/SYS/EVENT"), its perf event kept; others as libbpf attaches them. */
+static struct bpf_link *attach_prog(struct bpf_program *prog, int *kept)
+{
+	const char *sec = bpf_program__section_name(prog), *slash;
+	char sys[64];
+
+	*kept = -1;
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_TRACEPOINT)
+		return bpf_program__attach(prog);
+	sec = strchr(sec, '/');
+	slash = sec ? strchr(sec + 1, '/') : NULL;
+	if (!slash || (size_t)(slash - sec) > sizeof(sys))
+		return bpf_program__attach(prog);
+	snprintf(sys, sizeof(sys), "%.*s", (int)(slash - sec - 1), sec + 1);
+	return tplink_attach(prog, sys, slash + 1, kept);
 }
 
 /* The classic sys_enter/sys_exit programs on each followed call's own
  * tracepoint (their records start like raw_syscalls' ones: the call number
  * at offset 8, then the arguments or the return value at 16). Entry only
  * for the timed calls. NULL with errno set on failure. */
-static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog)
+static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_program *prog,
+					   int *last, int *kept)
 {
-	bool enter = !strcmp(bpf_program__name(prog), "sys_enter_tp");
+	bool enter = enter_prog(prog);
 	struct bpf_link *link = NULL;
 	char event[64];
 	int i;
@@ -548,10 +655,11 @@ static struct bpf_link *attach_per_syscall(struct rec_probe *p, struct bpf_progr
 		if (!tracefs_event("syscalls", event))
 			continue;
 		if (link)
-			p->links[p->nr_links++] = link;
-		link = bpf_program__attach_tracepoint(prog, "syscalls", event);
+			add_link(p, link, prog, *last, *kept);
+		link = attach_syscall_event(prog, i, kept);
 		if (!link)
 			return NULL;
+		*last = i;
 	}
 	if (!link)
 		errno = ENOENT;
@@ -574,18 +682,22 @@ static int attach_all(struct rec_probe *p)
 		n += bpf_program__autoload(prog) ? (per_syscall_prog(prog) ? REC_NR_SYSCALLS : 1) : 0;
 	p->links = calloc(n ? n : 1, sizeof(*p->links));
 	p->link_groups = calloc(n ? n : 1, sizeof(*p->link_groups));
-	if (!p->links || !p->link_groups)
+	p->link_progs = calloc(n ? n : 1, sizeof(*p->link_progs));
+	p->link_events = calloc(n ? n : 1, sizeof(*p->link_events));
+	p->link_kept = calloc(n ? n : 1, sizeof(*p->link_kept));
+	if (!p->links || !p->link_groups || !p->link_progs || !p->link_events || !p->link_kept)
 		return -ENOMEM;
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_link *link;
-		int kind, g;
+		int kind, g, event = -1, kept = -1;
 
 		if (!bpf_program__autoload(prog))
 			continue;
 		/* timer programs are attached per CPU by their owner (holder_tick.c) */
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
 			continue;
-		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog) : bpf_program__attach(prog);
+		link = per_syscall_prog(prog) ? attach_per_syscall(p, prog, &event, &kept) :
+						attach_prog(prog, &kept);
 		if (!link) {
 			int err = errno;
 
@@ -595,10 +707,82 @@ static int attach_all(struct rec_probe *p)
 			mark_failed(&p->groups[g], kind, "attach", err);
 			return 1; /* retry without this kind */
 		}
-		p->link_groups[p->nr_links] = probe_prog_group(bpf_program__name(prog), &kind);
-		p->links[p->nr_links++] = link;
+		add_link(p, link, prog, event, kept);
 	}
 	return 0;
+}
+
+/* The filesystem types --fs names, or, for auto, those of the target's
+ * files (fsdetect.c). False when every group is wanted. */
+static bool wanted_types(const struct rec_opts *o, struct fsdetect_set *set, bool *detected)
+{
+	const char *list = o->fs ? o->fs : o->nr_pids ? "auto" : "all";
+	char err[256] = "", names[200];
+	char *copy, *tok, *save = NULL;
+	int i;
+
+	*detected = !strcmp(list, "auto");
+	if (!strcmp(list, "all"))
+		return false;
+	if (!*detected) {
+		copy = strdup(list);
+		for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
+		     tok = strtok_r(NULL, ",", &save))
+			fsdetect_add(set, tok);
+		free(copy);
+		return set->n > 0;
+	}
+	if (!o->nr_pids) {
+		msg_note("--fs auto: no --pid to look at; every filesystem's probe groups attached");
+		return false;
+	}
+	if (fsdetect_pids(o->pids, o->nr_pids, set, err, sizeof(err)) || !set->n) {
+		msg_note("--fs auto: %s; every filesystem's probe groups attached",
+			 err[0] ? err : "no open file or working directory found");
+		return false;
+	}
+	for (i = 0; i < set->n; i++) {
+		if (fsdetect_stacked(set->types[i])) {
+			fsdetect_join(set, names, sizeof(names));
+			msg_note("--fs auto: target files are on %s, and %s passes I/O on to other "
+				 "filesystems; every filesystem's probe groups attached", names,
+				 set->types[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Marks the groups of filesystems the target does not use as not needed
+ * (--fs); with auto, says on stderr which and why. */
+static void leave_out_other_fs(struct rec_probe *p, const struct rec_opts *o)
+{
+	struct fsdetect_set set = { 0 };
+	char names[200], left[300] = "";
+	size_t off = 0;
+	bool detected;
+	int g, i;
+
+	if (!wanted_types(o, &set, &detected))
+		return;
+	fsdetect_join(&set, names, sizeof(names));
+	snprintf(p->fs_reason, sizeof(p->fs_reason), "target files are on %s (--fs%s)", names,
+		 detected ? " auto" : "");
+	for (g = 0; g < NR_GROUPS; g++) {
+		const char *fs = probe_groups[g].fs;
+		bool used = !fs;
+
+		for (i = 0; i < set.n && !used; i++)
+			used = !strcmp(fsdetect_family(set.types[i]), fs);
+		p->groups[g].not_needed = !used;
+		if (!used && off < sizeof(left))
+			off += snprintf(left + off, sizeof(left) - off, "%s%s", off ? ", " : "",
+					probe_groups[g].name);
+	}
+	if (detected && left[0])
+		msg_note("probe groups %s left out: target files are on %s (--fs auto; files it "
+			 "opens later on another filesystem are not covered; --fs all attaches every "
+			 "group)", left, names);
 }
 
 int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn config, void *arg)
@@ -610,6 +794,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 	memset(p, 0, sizeof(*p));
 	log_verbose = o->verbose;
 	libbpf_set_print(log_print);
+	leave_out_other_fs(p, o);
 	view_init(&view);
 	for (attempt = 0; attempt < NR_GROUPS * NR_ATTACH; attempt++) {
 		char name[128];
@@ -682,6 +867,65 @@ int probe_detach_group(struct rec_probe *p, int g)
 	return n;
 }
 
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* Each destroy waits for the tracepoint's callers to leave
+ * (kernel/trace/trace_event_perf.c perf_trace_event_unreg() and
+ * kernel/bpf/syscall.c bpf_raw_tp_link_release() end in
+ * tracepoint_synchronize_unregister()): tens of ms each for classic
+ * tracepoints. The program stops running at the unregister, before that
+ * wait; destroyed side by side, the waits overlap. */
+__u64 probe_pause(struct rec_probe *p)
+{
+	struct timespec ts;
+	pthread_t *th = calloc(p->nr_links ? p->nr_links : 1, sizeof(*th));
+	bool *started = calloc(p->nr_links ? p->nr_links : 1, sizeof(*started));
+	int i;
+
+	for (i = 0; i < p->nr_links; i++) {
+		if (!p->links[i])
+			continue;
+		if (!th || !started || pthread_create(&th[i], NULL, destroy_link, p->links[i]))
+			bpf_link__destroy(p->links[i]);
+		else
+			started[i] = true;
+		p->links[i] = NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (i = 0; i < p->nr_links; i++)
+		if (started && started[i])
+			pthread_join(th[i], NULL);
+	free(th);
+	free(started);
+	holder_tick_pause();
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS], unsigned int holder_period_ms)
+{
+	int i, g, failed = 0;
+
+	for (i = 0; i < p->nr_links; i++) {
+		g = p->link_groups[i];
+		/* the releasers need the holders' slots: off with them */
+		if (p->links[i] || (g >= 0 && (off[g] || (g == GROUP_RELEASERS && off[GROUP_HOLDERS]))))
+			continue;
+		p->links[i] = p->link_kept[i] >= 0 ? tplink_again(p->link_progs[i], p->link_kept[i]) :
+			p->link_events[i] >= 0 ?
+			attach_syscall_event(p->link_progs[i], p->link_events[i], &p->link_kept[i]) :
+			attach_prog(p->link_progs[i], &p->link_kept[i]);
+		failed += !p->links[i];
+	}
+	if (probe_group_on(p, GROUP_HOLDERS) && !off[GROUP_HOLDERS] &&
+	    holder_tick_attach(p, holder_period_ms))
+		failed++;
+	return failed;
+}
+
 bool probe_group_on(const struct rec_probe *p, enum rec_group_id g)
 {
 	return p->groups[g].attach >= 0;
@@ -693,6 +937,7 @@ void probe_all_off(struct rec_probe *p, const char *reason)
 
 	for (g = 0; g < NR_GROUPS; g++) {
 		p->groups[g].attach = -1;
+		p->groups[g].not_needed = false;
 		snprintf(p->groups[g].reason, sizeof(p->groups[g].reason), "%s", reason);
 	}
 }
@@ -749,13 +994,18 @@ void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 		else
 			json_null(j, "reason");
 		json_bool(j, "extra", def->extra);
+		if (def->fs)
+			json_string(j, "fs", def->fs);
+		else
+			json_null(j, "fs");
+		json_bool(j, "not_needed", st->not_needed);
 		json_key(j, "kinds");
 		json_begin_array(j);
 		for (i = 0; i < NR_ATTACH; i++)
 			if (def->kinds & (1u << i))
 				json_value_string(j, probe_attach_names[i]);
 		json_end_array(j);
-		if (with_lost || st->attach < 0)
+		if (with_lost || (st->attach < 0 && !st->not_needed))
 			json_string(j, "lost", def->lost);
 		json_end_object(j);
 	}

@@ -6,6 +6,7 @@
 #define LOCKSCOPE_RECORD_PROBE_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 #include "json_out.h"
 #include "opts.h"
 
@@ -47,6 +48,8 @@ struct rec_group_def {
 	unsigned int kinds;                     /* bit per enum rec_attach offered */
 	bool extra;                             /* optional extra: off is normal */
 	const char *lost;                       /* what is lost when off */
+	const char *fs;                         /* the filesystem whose code fires it (--fs),
+						 * NULL: every one */
 };
 
 extern const struct rec_group_def probe_groups[NR_GROUPS];
@@ -56,6 +59,7 @@ struct rec_group_state {
 	int attach;                 /* enum rec_attach, or -1 when off */
 	char reason[512];           /* why off, or which kinds were passed over */
 	unsigned int failed;        /* kinds that failed to load or attach */
+	bool not_needed;            /* its filesystem is not the target's (--fs) */
 	char why[NR_ATTACH][160];   /* why each kind was not used */
 };
 
@@ -64,10 +68,14 @@ struct bpf_link;
 
 struct rec_probe {
 	struct record_bpf *skel;
-	struct bpf_link **links;
+	struct bpf_link **links;    /* NULL: detached (shed, or an "off" phase of --duty) */
 	int *link_groups;           /* group of each link (-1: none) */
+	struct bpf_program **link_progs; /* the program of each link, to attach it again */
+	int *link_events;           /* its syscalls:sys_*_NAME event (index), -1: its own */
+	int *link_kept;             /* its classic tracepoint's perf event (tplink.c), or -1 */
 	int nr_links;
 	struct rec_group_state groups[NR_GROUPS];
+	char fs_reason[256];        /* the reason of the groups --fs leaves out */
 };
 
 /* A callback that sets rodata, map sizes and filters on the opened skeleton
@@ -81,13 +89,21 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 		      void *arg);
 void probe_destroy(struct rec_probe *p);
 
-/* Validates --disable and --attach-kinds names; -1 with a message if bad. */
+/* Validates --disable, --attach-kinds and --fs names; -1 with a message if bad. */
 int probe_check_names(const struct rec_opts *o);
 
 /* Detaches group g's programs (every program when g < 0) while recording;
  * the programs stay loaded, so their run-time statistics stay readable.
  * Returns how many links were destroyed. */
 int probe_detach_group(struct rec_probe *p, int g);
+
+/* Time-sampled recording (duty.c): detaches every program and the holder
+ * timers, not marking any group shed, and returns when (CLOCK_MONOTONIC ns)
+ * the programs stopped running; then attaches again those of groups not in
+ * off (the groups shed meanwhile). probe_resume returns how many links
+ * failed to attach again (left detached). */
+__u64 probe_pause(struct rec_probe *p);
+int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS], unsigned int holder_period_ms);
 
 /* The group of a program by its name (and its attach kind), or -1. */
 int probe_prog_group(const char *name, int *kind);

@@ -50,7 +50,8 @@ void series_emit(struct rec_session *s, struct rec_data *cur, __u64 now, bool re
 	}
 	mem = open_memstream(&buf, &len);
 	if (mem) {
-		document_write_interval(s, &delta, ser->last_mono, now, reread, mem);
+		document_write_interval(s, &delta, ser->last_mono, now,
+					duty_observed(&s->duty, now) - ser->last_observed, reread, mem);
 		fputc('\n', mem);
 		fclose(mem);
 	}
@@ -71,6 +72,7 @@ void series_emit(struct rec_session *s, struct rec_data *cur, __u64 now, bool re
 	ser->prev = *cur;
 	memset(cur, 0, sizeof(*cur));
 	ser->last_mono = now;
+	ser->last_observed = duty_observed(&s->duty, now);
 }
 
 void series_json(struct rec_series *ser, struct json_out *j)

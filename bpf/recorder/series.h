@@ -22,6 +22,7 @@ struct rec_series {
 	unsigned int nr_stored, nr_omitted;
 	struct rec_data prev;   /* the last sample (cumulative) */
 	__u64 last_mono;
+	__u64 last_observed;    /* --duty: observed time at last_mono */
 };
 
 /* NULL with a message printed when --series-out cannot be opened. */

@@ -162,6 +162,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
+	duty_init(&s->duty, o->duty_pct, o->duty_period_ms, o->holder_period_ms);
 	if (o->interval_ms && !(s->series = series_open(o->series_out)))
 		return -EIO;
 	s->filter = *f;
@@ -195,6 +196,7 @@ void session_start(struct rec_session *s)
 	s->start_mono = now_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns */
 	s->probe.skel->bss->start_ns = s->start_mono;
 	overhead_start(&s->ovh, s->start_mono);
+	duty_start(&s->duty, s->start_mono);
 	if (s->series)
 		series_start(s->series, s->start_mono);
 	__atomic_store_n(&s->probe.skel->bss->enabled, 1, __ATOMIC_SEQ_CST);
@@ -256,6 +258,8 @@ static void close_window(struct rec_session *s)
 	__atomic_store_n(&s->probe.skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
 	s->end_mono = now_ns(CLOCK_MONOTONIC);
 	s->end_wall = now_ns(CLOCK_REALTIME);
+	duty_stop(&s->duty, s->end_mono);
+	s->ovh.observed_ns = s->duty.observed_ns;
 	overhead_stop(&s->ovh, s->end_mono);
 }
 
@@ -271,10 +275,18 @@ bool session_overhead_tick(struct rec_session *s)
 {
 	if (!s->started || s->end_mono)
 		return false;
-	if (!overhead_tick(&s->ovh, s->probe.skel, &s->probe, now_ns(CLOCK_MONOTONIC)))
+	if (!overhead_tick(&s->ovh, s->probe.skel, &s->probe, &s->duty, now_ns(CLOCK_MONOTONIC)))
 		return false;
 	close_window(s);
 	return true;
+}
+
+__u64 session_duty_tick(struct rec_session *s)
+{
+	if (!s->started || s->end_mono || s->ovh.detached)
+		return 0;
+	duty_tick(&s->duty, &s->probe, s->ovh.group_shed);
+	return duty_next(&s->duty);
 }
 
 static bool thread_alive(__u32 pid, __u32 tid)
@@ -286,8 +298,9 @@ static bool thread_alive(__u32 pid, __u32 tid)
 }
 
 /* Time since each thread's last switch, up to the window's end, for
- * threads still alive (an exited thread's last switch-out was its exit). */
-static void close_thread_times(struct rec_data *d, __u64 start, __u64 end)
+ * threads still alive (an exited thread's last switch-out was its exit).
+ * With --duty, only switches seen since the last re-attach (observe). */
+static void close_thread_times(struct rec_data *d, __u64 start, __u64 end, __u64 observe)
 {
 	size_t i;
 
@@ -296,6 +309,8 @@ static void close_thread_times(struct rec_data *d, __u64 start, __u64 end)
 		__u64 from;
 
 		if (!thread_alive(t->pid, d->tasks[i].tid))
+			continue;
+		if ((t->out_ts ? t->out_ts : t->in_ts) < observe)
 			continue;
 		if (!t->out_ts && t->in_ts) {
 			from = t->in_ts > start ? t->in_ts : start;
@@ -326,8 +341,11 @@ int session_read(struct rec_session *s)
 		return err;
 	}
 	s->data_ready = true;
-	if (s->started && probe_group_on(&s->probe, GROUP_SCHED))
-		close_thread_times(&s->data, s->start_mono, s->end_mono);
+	/* a window that ended in an "off" phase of --duty: its last
+	 * switches were not seen, no period is open */
+	if (s->started && probe_group_on(&s->probe, GROUP_SCHED) && s->duty.ended_on)
+		close_thread_times(&s->data, s->start_mono, s->end_mono,
+				   s->probe.skel->bss->observe_start_ns);
 	if (s->series && s->started) {
 		struct rec_data last;
 

@@ -10,6 +10,7 @@
 #include "filter.h"
 #include "opts.h"
 #include "overhead.h"
+#include "duty.h"
 #include "probe.h"
 #include "read.h"
 #include "stacks.h"
@@ -39,6 +40,7 @@ struct rec_session {
 	size_t nr_seen, cap_seen;
 	struct rec_overhead ovh;
 	bool ovh_ready;
+	struct rec_duty duty;       /* --duty: the programs attached part of the time */
 	struct rec_series *series;  /* --interval-ms, else NULL */
 	bool in_series;             /* writing a series object: unchanged entries left out */
 	struct btfname *series_names; /* lock names, kept between series objects */
@@ -53,6 +55,9 @@ void session_tick(struct rec_session *s);
 /* Once a second while recording: the --max-overhead check. True when
  * everything was detached and the window closed early. */
 bool session_overhead_tick(struct rec_session *s);
+/* While recording: the --duty phase change, when due; when the next is due
+ * (CLOCK_MONOTONIC ns), 0 for never. */
+__u64 session_duty_tick(struct rec_session *s);
 /* Every --interval-ms while recording: one series interval. */
 void session_series_tick(struct rec_session *s);
 void session_stop(struct rec_session *s);

@@ -24,6 +24,7 @@ from ..schema import (
 from .attach_verdict import decide_attach
 from .dbfiles import ROLES, PgNames, file_role
 from .dio import count_of
+from .observed import observed_ns, sampling_note
 from .rules import FileFacts, match_causes
 from .runs import INODE_LOCK_KINDS
 from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
@@ -54,7 +55,7 @@ def _pg_names(db: DbDoc | None) -> PgNames:
 def classes_of(trace: Trace, user_classifier: UserClassifier | None = None
                ) -> tuple[dict[str, float], HowByClass, set[int | None]]:
     """Thread time per class over the window, and how each class was decided."""
-    window = (trace.get("interval") or {}).get("duration_ns") or 0
+    window = observed_ns(trace)
     threads = trace.get("threads") or []
     idle = idle_threads(threads, window)
     kinds = _lock_kinds(trace)
@@ -159,7 +160,8 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     db = doc.get("db")
     pg_names = _pg_names(db)
     user_classifier = load_user_classifier()
-    window_ns = (trace.get("interval") or {}).get("duration_ns") or 0
+    window_ns = float((trace.get("interval") or {}).get("duration_ns") or 0)
+    seen_ns = observed_ns(trace)
     ns, how, idle = classes_of(trace, user_classifier)
     threads = trace.get("threads") or []
     oncpu = float(sum(t.get("oncpu_ns", 0) for t in threads))
@@ -170,7 +172,7 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
         methods = sorted(how.get(c, {}).items(), key=lambda kv: -kv[1])
         classes.append({
             "class": c, "name": CLASSES[c], "ns": ns[c],
-            "threads": ns[c] / window_ns if window_ns else 0.0,
+            "threads": ns[c] / seen_ns if seen_ns else 0.0,
             "share": ns[c] / total if total else 0.0,
             "loss_share": ns[c] / lost if lost and c != "idle" else 0.0,
             "how": [{"method": m, "detail": d, "ns": v} for (m, d), v in methods[:TOP_HOW]],
@@ -182,7 +184,8 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     files = file_rows(trace, run.get("files") or [], pg_names)
     fall = falls(rows, values)
     figures: AttachFigures = {
-        "window_s": window_ns / 1e9, "threads": len(threads), "idle_threads": len(idle),
+        "window_s": window_ns / 1e9, "observed_s": seen_ns / 1e9, "sampling": sampling_note(trace),
+        "threads": len(threads), "idle_threads": len(idle),
         "engine": engine, "oncpu_ns": oncpu, "thread_time_ns": total, "lost_ns": lost,
         "idle_ns": ns["idle"], "classes": classes,
         "user_stacks_classifier": user_classifier is not None,

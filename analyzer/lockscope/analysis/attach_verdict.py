@@ -42,14 +42,16 @@ def _thr(ns: float, window_s: float) -> str:
 
 
 def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
-    window = a.get("window_s") or 0.0
+    wall = a.get("window_s") or 0.0
+    window = a.get("observed_s") or wall  # thread averages: over the observed time
     if not window or not a.get("threads"):
         return _verdict(VerdictKind.INCONCLUSIVE, evidence=["no traced thread time in the window"])
     classes = {c["class"]: c for c in a["classes"]}
     lost, idle = a["lost_ns"], a["idle_ns"]
-    base = [f"{a['threads']} threads over {window:.1f} s: {a['oncpu_ns'] / 1e9:.1f} "
-            f"thread-s on CPU, {idle / 1e9:.1f} waiting for work (not counted as loss), "
-            f"{lost / 1e9:.1f} lost"]
+    base = [f"{a['threads']} threads over {wall or window:.1f} s"
+            + (f" ({a['sampling']})" if a.get("sampling") else "")
+            + f": {a['oncpu_ns'] / 1e9:.1f} thread-s on CPU, {idle / 1e9:.1f} waiting for "
+            f"work (not counted as loss), {lost / 1e9:.1f} lost"]
     db = a.get("db") or {}
     if db.get("commits_per_s") is not None:
         base.append(f"{db['commits_per_s']:,.0f} commits/s by the database's own counters")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from ..schema import Clat, DioEntry, DirectionStats, Held, LockWait, Run, Trace, TraceLock
 from .frames import MACHINERY_PREFIXES
 from .lockkinds import INODE_LOCK_KINDS as INODE_LOCK_KINDS  # re-exported
+from .observed import observed_ns
 from .stats import add_hist
 from .waitclass import sweep_part
 
@@ -58,6 +59,16 @@ class Breakdown(TypedDict):
     time_share: dict[str, float]
     locks: list[RunLock]
     dio: list[DioEntry]
+
+
+DEFAULT_OPS_UNIT = "IOPS"
+
+
+def ops_unit_of(workload: Any) -> str:
+    """What one operation of a point's workload is: ``workload.ops_unit`` (TPS for a
+    database client), else I/Os."""
+    unit = workload.get("ops_unit") if isinstance(workload, dict) else None
+    return str(unit) if unit else DEFAULT_OPS_UNIT
 
 
 def workload_figures(run: Run) -> Figures:
@@ -138,7 +149,7 @@ def trace_breakdown(trace: Trace | None, threads: int, duration_ns: float,
     offcpu = sum(t.get("offcpu_ns", 0) for t in thr)
     total = float(oncpu + runq + offcpu)
     if total <= 0:
-        interval = (trace.get("interval") or {}).get("duration_ns") or duration_ns
+        interval = observed_ns(trace) or duration_ns
         total = float(interval) * max(threads, 1)
     # Blocked time by the one off-CPU classifier (waitclass); lock waits are
     # counted from locks[] and runnable time from threads[].

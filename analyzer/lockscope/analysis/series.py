@@ -23,6 +23,7 @@ from ..schema import (
     TraceSection,
 )
 from .dbfiles import DATA_ROLES, LOG_ROLES, PgNames, file_role
+from .observed import observed_ns
 from .waitclass import CLASSES, UserClassifier, classify
 
 # per-thread time by class: {tid: {class or "oncpu": ns}}
@@ -34,9 +35,8 @@ FSYNC_SYSCALLS = ("fsync", "fdatasync", "sync_file_range")
 
 
 def _dur_s(interval: TraceSection) -> float:
-    iv = interval.get("interval") or {}
-    d = iv.get("duration_ns") or (iv.get("end_mono_ns", 0) - iv.get("start_mono_ns", 0))
-    return float(max(d, 1)) / 1e9
+    """Seconds the probes watched this interval: the base of its rates."""
+    return max(observed_ns(interval), 1.0) / 1e9
 
 
 def fsync_by_file(section: TraceSection) -> list[dict[str, Any]]:
@@ -52,8 +52,18 @@ def fsync_by_file(section: TraceSection) -> list[dict[str, Any]]:
 
 
 def _syscall_counts(section: TraceSection) -> dict[str, SyscallEntry]:
-    return {e["name"]: e for e in section.get("syscalls") or []
-            if isinstance(e, dict) and "name" in e}
+    """Entries by name; a merged tail (``_merge_short_tail``) holds one per interval,
+    summed here."""
+    out: dict[str, SyscallEntry] = {}
+    for e in section.get("syscalls") or []:
+        if not isinstance(e, dict) or "name" not in e:
+            continue
+        if e["name"] in out:
+            prev = out[e["name"]]
+            e = {**prev, "count": prev.get("count", 0) + e.get("count", 0),
+                 "total_ns": prev.get("total_ns", 0) + e.get("total_ns", 0)}
+        out[e["name"]] = e
+    return out
 
 
 def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) -> TraceRates:
@@ -229,7 +239,8 @@ def _merge_short_tail(intervals: list[TraceSection]) -> list[TraceSection]:
     ia, ib = a.get("interval") or {}, b.get("interval") or {}
     merged["interval"] = {"start_mono_ns": ia.get("start_mono_ns", 0),
                           "end_mono_ns": ib.get("end_mono_ns", 0),
-                          "duration_ns": ib.get("end_mono_ns", 0) - ia.get("start_mono_ns", 0)}
+                          "duration_ns": ib.get("end_mono_ns", 0) - ia.get("start_mono_ns", 0),
+                          "observed_ns": int(observed_ns(a) + observed_ns(b))}
     return intervals[:-2] + [merged]
 
 

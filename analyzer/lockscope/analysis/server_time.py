@@ -21,6 +21,7 @@ from typing import Any, cast
 from ..schema import AttachAnalysis, Run, Trace, Verdict, VerdictKind
 from .attach import classes_of
 from .attach_verdict import EXPLAINS, KINDS, REMEDIES, STRONG
+from .observed import observed_ns
 from .runs import workload_figures
 from .stats import spread
 from .verdict import SCALES_EFFICIENCY
@@ -40,7 +41,7 @@ def run_classes(trace: Trace | None, user_classifier: UserClassifier | None = No
     """Thread time (ns) of one traced run by wait class, on-CPU time and the window."""
     if not trace:
         return None
-    window = (trace.get("interval") or {}).get("duration_ns") or 0
+    window = observed_ns(trace)
     if not window:
         return None
     ns, _how, idle = classes_of(trace, user_classifier)

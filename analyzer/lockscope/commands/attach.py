@@ -61,6 +61,13 @@ def add_parser(sub) -> None:
     p.add_argument("--max-overhead", type=float, default=DEFAULT_MAX_OVERHEAD, metavar="PCT",
                    help="CPU the recorder may use, in %% of the machine; probe groups are shed "
                    f"above it (default {DEFAULT_MAX_OVERHEAD:g})")
+    p.add_argument("--fs", metavar="LIST", help="the recorder's --fs: filesystem types "
+                   "whose xfs/ext4 probe groups are attached (e.g. xfs or ext4,xfs), or all "
+                   "(default: the recorder's own, auto with --pid: the types of the files "
+                   "the processes have open when tracing starts)")
+    p.add_argument("--duty", type=int, metavar="PCT",
+                   help="time-sampled recording: probes attached PCT%% of each second, "
+                   "rates per observed second (lockscope-record --duty; default: always)")
     p.add_argument("--mysql", metavar="SOCKET|DSN", help="read-only login to MariaDB/MySQL "
                    "for its counters (socket path or mysql://user:pass@host:port/)")
     p.add_argument("--postgres", metavar="DSN", help="read-only login to PostgreSQL for "
@@ -78,8 +85,30 @@ def _check_args(args) -> None:
         raise UsageError("--interval must be at least 0.1 s and at most --duration")
     if not 0 < args.max_overhead <= 100:
         raise UsageError("--max-overhead must be a percentage in (0, 100]")
+    if args.duty is not None and not 1 <= args.duty <= 100:
+        raise UsageError("--duty must be a percentage in [1, 100]")
     if args.mysql and args.postgres:
         raise UsageError("give --mysql or --postgres, not both")
+    if args.fs is not None:
+        _check_fs(args.fs)
+
+
+def _check_fs(value: str) -> None:
+    """--fs before anything is made (the recorder checks it again, and has the last word):
+    all, auto, or filesystem types the recorder has groups for or the kernel knows."""
+    if value in ("all", "auto"):
+        return
+    types = value.split(",")
+    if any(t in ("", "all", "auto") for t in types):
+        raise UsageError(f"--fs: a comma list of filesystem types, or all, or auto: '{value}'")
+    try:
+        with open("/proc/filesystems") as f:
+            known = {line.split()[-1] for line in f if line.strip()}
+    except OSError:
+        return
+    for t in types:
+        if t not in known | {"xfs", "ext4", "ext3", "ext2"}:
+            raise UsageError(f"--fs: unknown filesystem type '{t}' (see /proc/filesystems)")
 
 
 
@@ -90,7 +119,8 @@ def recorder_supports(binary: str) -> set[str]:
                               timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return set()
-    return {o for o in ("--max-overhead", "--interval-ms", "--series-out") if o in text}
+    return {o for o in ("--max-overhead", "--interval-ms", "--series-out", "--duty ", "--fs ")
+            if o in text}
 
 
 def _die_with_parent() -> None:
@@ -161,7 +191,7 @@ def _new_doc(args, target: Target) -> dict:
             "command": command, "reproduce": [shlex.join(command)], "host": host_facts(),
             "target": target.facts(),
             "attach": {"duration_s": args.duration, "interval_s": args.interval,
-                       "max_overhead_pct": args.max_overhead},
+                       "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
             "db": None, "runs": [], "analysis": {}}
 
 
@@ -174,6 +204,14 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         "--start-on-stdin", "--duration", f"{args.duration:g}", "--out", str(trace_path)]
     if "--max-overhead" in supports:
         argv += ["--max-overhead", f"{args.max_overhead:g}"]
+    if args.fs:
+        if "--fs " not in supports:
+            raise LockscopeError(f"{binary} has no --fs: rebuild it (make bins)")
+        argv += ["--fs", args.fs]
+    if args.duty is not None:
+        if "--duty " not in supports:
+            raise LockscopeError(f"{binary} has no --duty: rebuild it (make bins)")
+        argv += ["--duty", str(args.duty)]
     if series_path and "--interval-ms" in supports:
         argv += ["--interval-ms", str(max(100, int(args.interval * 1000))),
                  "--series-out", str(series_path)]
@@ -185,7 +223,12 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         rec = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=log, text=True, bufsize=1, preexec_fn=_die_with_parent)
         try:
-            read_ready(rec, "lockscope-record", 60, log)
+            try:
+                read_ready(rec, "lockscope-record", 60, log)
+            except LockscopeError as exc:
+                if rec.returncode == 2:  # the recorder refused an option value (--fs)
+                    raise UsageError(str(exc)) from None
+                raise
             assert rec.stdin is not None     # stdin=PIPE
             rec.stdin.write("start\n")
             rec.stdin.flush()

@@ -109,6 +109,10 @@ def _group_check(g: dict) -> Check:
         detail = f"{g.get('attach')}: {tps}"
         if g.get("reason"):
             detail += f" (passed over: {g['reason']})"
+    elif g.get("not_needed"):
+        # another filesystem's group (--fs): nothing is missing
+        return Check(str(g["name"]), "probe group", True, False,
+                     f"not needed: {g.get('reason') or 'another filesystem'}", "")
     else:
         detail = g.get("reason") or "off"
     consequence = "" if on else (g.get("lost") or "its measurements are lost")

@@ -97,6 +97,10 @@ def add_parser(sub) -> None:
     add_preset_arguments(p, src)
     p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
                    help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="a --command or --preset point still running after S seconds is "
+                   "killed and the sweep stops there (default: 10 x --runtime + 60; 0: no "
+                   "limit)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per point, interleaved (default: 1)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -117,6 +121,13 @@ def add_parser(sub) -> None:
                    "sheds stacks, then probe groups (default 0: never; a sweep's points are "
                    "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
+
+
+def _time_limit(args) -> float | None:
+    """--time-limit in seconds, None for no limit."""
+    if args.time_limit is None:
+        return 10 * args.runtime + 60
+    return args.time_limit or None
 
 
 def _engine_workload(scenario: Scenario) -> dict:
@@ -178,6 +189,8 @@ def _check_space(path: str, need: int, what: str) -> None:
 def run(args) -> int:
     preset = preset_of(args)  # a preset sets its own client, parser and traced processes
     args.command_spec = command_spec(args)  # a bad template is refused before anything
+    if args.time_limit is not None and args.time_limit < 0:
+        raise UsageError("--time-limit must be >= 0")
     if os.geteuid() != 0:
         raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
                              "(lockscope doctor has the detail)")
@@ -367,7 +380,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
                     pending.append(Background(_warm, warm.pop(0)).wait)
                 # the previous point is saved, and its recorder detaches, while this one
                 # lays out and attaches; all of it ends before the timed phase
-                recorder_args = ["--max-overhead", f"{args.max_overhead:g}"] + probing.args()
+                recorder_args = (["--max-overhead", f"{args.max_overhead:g}"] + probing.args()
+                                 + point_fs_args(doc, fs))
                 if scenario:
                     res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
                                     trace=not args.no_trace, on_status=progress.status,
@@ -378,7 +392,8 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
                         res = run_command_point(spec, n, args.runtime, wd,
                                                 scratch, trace=not args.no_trace,
                                                 recorder_args=recorder_args,
-                                                before_timed=settle, on_phase=progress.phase)
+                                                before_timed=settle, on_phase=progress.phase,
+                                                limit_s=_time_limit(args))
                     except PointFailed as exc:
                         doc["failed_point"] = failed_point(fs, n, rep, exc)
                         raise PointFailed(f"{label}: {exc}", exc.exit_status,
@@ -407,35 +422,56 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
         shutil.rmtree(out / "points")
 
 
+def point_fs_args(doc, label: str) -> list[str]:
+    """The recorder's --fs for a point: its filesystem's type, so the other filesystem's
+    probe groups (which would fire for every process on the machine, a loop device's
+    worker included) stay off. Named here, not detected: the recorder attaches before
+    the point's processes open their files."""
+    fstype = ((doc.get("host") or {}).get("filesystems") or {}).get(label, {}).get("fstype")
+    return ["--fs", str(fstype)] if fstype else []
+
+
 class KindsSeen:
     """Attach kinds the first traced point found usable: later points offer the recorder
     only those (and the tracepoint kinds), so it does not try again, at every point, the
-    kinds this kernel refused (a failed fentry or kprobe attempt costs a load)."""
+    kinds this kernel refused (a failed fentry or kprobe attempt costs a load). A group
+    another filesystem's point did not need (--fs) is learned at the first point that
+    needs it; until then all its kinds are offered."""
 
     ORDER = ("tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe")
     ALWAYS = ("tp_btf", "raw_tp", "tracepoint")
 
     def __init__(self) -> None:
         self.first: dict[str, dict] | None = None
+        self.pending: dict[str, list[str]] = {}   # not needed so far: the kinds offered
 
     def learn(self, trace: dict | None) -> None:
         feats = trace.get("features") if isinstance(trace, dict) else None
         if not isinstance(feats, list):
             return
-        if self.first is None:
-            self.first = {f["name"]: f for f in feats if isinstance(f, dict) and f.get("name")}
-            return
-        # a group off only because of --attach-kinds reads as it did at the first point
+        known = self.first if self.first is not None else {}
         for i, f in enumerate(feats):
-            old = self.first.get(str(f.get("name"))) if isinstance(f, dict) else None
-            if old and not f.get("enabled") and not old.get("enabled") and \
+            if not isinstance(f, dict) or not f.get("name"):
+                continue
+            name = str(f["name"])
+            old = known.get(name)
+            if old is None:
+                if f.get("not_needed"):
+                    self.pending[name] = [str(k) for k in f.get("kinds") or []]
+                else:
+                    known[name] = f
+                    self.pending.pop(name, None)
+            # a group off only because of --attach-kinds reads as it did where learned
+            elif not f.get("enabled") and not old.get("enabled") and \
                     "not in --attach-kinds" in str(f.get("reason")):
                 feats[i] = old
+        self.first = known
 
     def args(self) -> list[str]:
         if self.first is None:
             return []
         used = {f.get("attach") for f in self.first.values()}
+        used |= {k for kinds in self.pending.values() for k in kinds}
         return ["--attach-kinds", ",".join(k for k in self.ORDER
                                            if k in used or k in self.ALWAYS)]
 

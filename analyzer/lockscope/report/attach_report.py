@@ -35,7 +35,8 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
     a = attach_analysis(doc)
     t = doc.get("target") or {}
     at = doc.get("attach") or {}
-    window = a.get("window_s") or 0.0
+    wall = a.get("window_s") or 0.0
+    window = a.get("observed_s") or wall  # thread averages: over the observed time
     v = a.get("verdict") or {}
     classes = [{"name": c["name"], "threads": f"{c['threads']:.2f}",
                 "share": f"{c['share']:.0%}",
@@ -67,7 +68,8 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
         "title": f"lockscope: attach to {', '.join(t.get('comms') or []) or t.get('value')}",
         "source": source, "created": doc.get("created_wall", ""),
         "partial": bool(doc.get("partial")),
-        "target": t, "ended": at.get("ended", ""), "window": f"{window:.1f}",
+        "target": t, "ended": at.get("ended", ""), "window": f"{wall:.1f}",
+        "sampling": a.get("sampling"),
         "threads": a.get("threads", 0), "idle_threads": a.get("idle_threads", 0),
         "verdict": v, "verdict_class": VERDICT_CLASS.get(str(v.get("kind")), "bad"),
         "oncpu": f"{a.get('oncpu_ns', 0) / 1e9 / window:.2f}" if window else "0",
@@ -86,8 +88,9 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
                  ("hostname", "kernel", "machine", "cpus", "memory_bytes")],
         "command": " ".join(doc.get("command") or []),
         "recorder": " ".join(at.get("recorder_argv") or []),
+        # a group of a filesystem the target does not use (--fs) misses nothing
         "features": [f for f in ((doc.get("runs") or [{}])[0].get("trace") or {}).get(
-            "features") or [] if not f.get("enabled")],
+            "features") or [] if not f.get("enabled") and not f.get("not_needed")],
     }
 
 

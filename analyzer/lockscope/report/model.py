@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .. import __version__
+from ..analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of
 from ..recorder_cost import cost_sentence, shed_notes
 from ..schema import ResultsDoc, Run
 from . import fmt
@@ -77,7 +78,7 @@ class FsView:
     server_rows: list[dict[str, str]] = field(default_factory=list)  # database presets
     headline: str = ""
     usl_text: str = ""
-    ops_unit: str = "IOPS"             # TPS for a database preset's client
+    ops_unit: str = DEFAULT_OPS_UNIT   # TPS for a database preset's client
 
 
 @dataclass
@@ -192,10 +193,9 @@ def ops_unit(runs: list[dict[str, Any]]) -> str:
     """What one operation is: I/Os for the engine and tools, transactions for a database
     client (the sweep sets ``workload.ops_unit``)."""
     for r in runs:
-        unit = _dict(r.get("workload")).get("ops_unit")
-        if unit:
-            return str(unit)
-    return "IOPS"
+        if _dict(r.get("workload")).get("ops_unit"):
+            return ops_unit_of(r.get("workload"))
+    return DEFAULT_OPS_UNIT
 
 
 def _usl_text(usl: dict[str, Any] | None, unit: str = "IOPS") -> str:

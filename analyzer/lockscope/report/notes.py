@@ -16,12 +16,14 @@ _ON_KEYS = ("enabled", "on", "ok", "attached", "available")
 
 
 def normalize_features(table: Any) -> list[dict[str, Any]]:
-    """The recorder's feature table as [{name, enabled, attach, probe, reason}].
+    """The recorder's feature table as [{name, enabled, attach, probe, reason, lost,
+    extra, not_needed}].
 
     Accepts a list of objects (lockscope-record writes ``{name, enabled,
-    attach, tracepoints, reason, extra, lost}``) or a ``{name: entry | bool}``
-    mapping; an entry's on/off flag may be called enabled, on, ok, attached or
-    available.
+    attach, tracepoints, reason, extra, fs, not_needed, lost}``) or a ``{name: entry |
+    bool}`` mapping; an entry's on/off flag may be called enabled, on, ok, attached or
+    available. ``not_needed``: off because the target's files are on another filesystem
+    (lockscope-record --fs), so nothing the target did is missing.
     """
     items: list[tuple[str, Any]] = []
     if isinstance(table, dict):
@@ -46,7 +48,8 @@ def normalize_features(table: Any) -> list[dict[str, Any]]:
         out.append({"name": name, "enabled": bool(on),
                     "attach": e.get("attach") or e.get("via") or e.get("how"),
                     "probe": probe, "reason": reason, "lost": e.get("lost"),
-                    "extra": bool(e.get("extra"))})
+                    "extra": bool(e.get("extra")),
+                    "not_needed": bool(e.get("not_needed")) and not on})
     return out
 
 
@@ -61,6 +64,13 @@ def missing_notes(doc: ResultsDoc) -> list[str]:
     if doc.get("partial"):
         notes.append("The sweep was interrupted: this report covers only the points that "
                      "completed.")
+    failed = doc.get("failed_point")
+    if isinstance(failed, dict):
+        status = failed.get("exit_status")
+        notes.append(f"The point {failed.get('fs', '?')} {failed.get('threads', '?')} threads "
+                     f"(repeat {failed.get('repeat', '?')}) failed and the sweep stopped there: "
+                     f"{failed.get('error') or 'no reason recorded'}"
+                     + (f" (exit status {status})" if status is not None else ""))
     # Runs without a trace, grouped by filesystem and reason.
     untraced: dict[tuple[str, str], set[int]] = defaultdict(set)
     traced_runs = 0
@@ -77,7 +87,7 @@ def missing_notes(doc: ResultsDoc) -> list[str]:
             continue
         traced_runs += 1
         for f in normalize_features(trace.get("features")):
-            if not f["enabled"]:
+            if not f["enabled"] and not f["not_needed"]:
                 key = (f["name"], str(f["reason"] or "no reason recorded"), f["lost"] or "",
                        f["extra"])
                 off.setdefault(key, set()).add(fs)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..analysis.runs import DEFAULT_OPS_UNIT
 from .fmt import as_float
 from .model import FsView
 
@@ -114,7 +115,7 @@ def scaling_figure(views: list[FsView]):
             ax.plot([ns[0], ns[-1]], [x1 * ns[0], x1 * ns[-1]], color=color, ls=":", lw=1.2,
                     alpha=0.8, label=f"{v.name} ideal N·X(1)")
     tl = sorted(threads)
-    unit = views[0].ops_unit if views else "IOPS"
+    unit = views[0].ops_unit if views else DEFAULT_OPS_UNIT
     for ax, title, ylabel in ((ax_bw, "Throughput", "MiB/s"), (ax_iops, unit, unit)):
         _thread_axis(ax, tl)
         ax.set_title(f"{title} versus threads")

@@ -60,8 +60,13 @@ def tool_env(parsed: bool) -> dict[str, str] | None:
     return {**os.environ, "LC_ALL": "C"} if parsed else None
 
 
-def run_gated(procs: list[subprocess.Popen]) -> list[float]:
-    """Open every gate, wait for every process; each one's wall seconds."""
+class RanTooLong(Exception):
+    """The processes were still running at the time limit (they have been killed)."""
+
+
+def run_gated(procs: list[subprocess.Popen], limit_s: float | None = None) -> list[float]:
+    """Open every gate, wait for every process; each one's wall seconds. Past
+    ``limit_s`` seconds every process group is killed and RanTooLong raised."""
     walls = [0.0] * len(procs)
     start = time.monotonic()
 
@@ -83,6 +88,10 @@ def run_gated(procs: list[subprocess.Popen]) -> list[float]:
     for t in waiters:
         while t.is_alive():
             t.join(0.5)  # short joins: Ctrl-C is delivered between them
+            if limit_s and time.monotonic() - start > limit_s:
+                for p in procs:
+                    end_group(p)
+                raise RanTooLong()
     return walls
 
 

@@ -16,7 +16,7 @@ from typing import Callable
 from ..errors import LockscopeError
 from ..point import PhaseClock, PointResult, file_facts
 from ..recording import RecorderWindow, last_line
-from .gate import end_group, run_gated, spawn_gated, tool_env
+from .gate import RanTooLong, end_group, run_gated, spawn_gated, tool_env
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
 from .template import Split, render
@@ -63,9 +63,11 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
                       scratch: Path, trace: bool = True,
                       recorder_args: list[str] | None = None,
                       before_timed: Callable[[], None] | None = None,
-                      on_phase: Callable[[str], None] = lambda what: None) -> PointResult:
+                      on_phase: Callable[[str], None] = lambda what: None,
+                      limit_s: float | None = None) -> PointResult:
     """Run one point with the command's files in ``workdir`` and outputs in ``scratch``;
-    ``on_phase`` hears what the point is doing (for a progress line)."""
+    ``on_phase`` hears what the point is doing (for a progress line). A command still
+    running after ``limit_s`` seconds is killed and the point fails."""
     scratch.mkdir(parents=True, exist_ok=True)
     phase = PhaseClock()
 
@@ -94,7 +96,11 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
         if recorder:
             recorder.open()
         on_phase("running")
-        walls = run_gated(procs)
+        try:
+            walls = run_gated(procs, limit_s)
+        except RanTooLong:
+            raise PointFailed(f"command still running after --time-limit {limit_s:g} s: "
+                              "killed") from None
         phase("timed")
         detaching = recorder.close() if recorder else None
         trace_doc = recorder.trace if recorder else None

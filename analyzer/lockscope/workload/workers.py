@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..analysis.observed import observed_ns
 from ..analysis.waitclass import classify, idle_threads
 
 # A thread is a worker when less than this share of its traced time waits for work.
@@ -30,7 +31,7 @@ def worker_threads(trace: dict | None) -> list[dict]:
     if not trace or not trace.get("offcpu"):
         return []
     threads = trace.get("threads") or []
-    window = float((trace.get("interval") or {}).get("duration_ns") or 0)
+    window = observed_ns(trace)
     idle_all_window = idle_threads(threads, window, FUTEX_IDLE_BUSY_SHARE)
     waiting: dict[int, float] = defaultdict(float)
     for rec in trace["offcpu"]:

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Time-sampled recording: detach every program (bpf_link destroy) for the
+ * "off" part of each period and attach them again for the "on" part. A
+ * program left attached would still cost a run per event, even one that
+ * leaves at its first test. Pairs of events (begin, end) that span an "off"
+ * phase are told by observe_start_ns (kern/util.bpf.inc, begun_in_view). */
+#include <string.h>
+#include <time.h>
+#include "record.h"
+#include "record.skel.h"
+#include "duty.h"
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void duty_init(struct rec_duty *d, unsigned int pct, unsigned int period_ms,
+	       unsigned int holder_period_ms)
+{
+	memset(d, 0, sizeof(*d));
+	d->requested_pct = d->pct = pct;
+	d->period_ns = (__u64)period_ms * 1000000ULL;
+	d->holder_period_ms = holder_period_ms;
+}
+
+void duty_start(struct rec_duty *d, __u64 now)
+{
+	d->running = d->on = true;
+	d->phase_start = now;
+	d->cycles = 1;
+}
+
+void duty_stop(struct rec_duty *d, __u64 now)
+{
+	if (!d->running)
+		return;
+	d->observed_ns = duty_observed(d, now);
+	d->ended_on = d->on;
+	d->running = d->on = false;
+}
+
+__u64 duty_observed(const struct rec_duty *d, __u64 now)
+{
+	return d->observed_ns + (d->running && d->on && now > d->phase_start ? now - d->phase_start : 0);
+}
+
+__u64 duty_next(const struct rec_duty *d)
+{
+	__u64 on_ns = d->period_ns * d->pct / 100;
+
+	if (!d->running)
+		return 0;
+	if (d->pct >= 100) /* raised back to 100 in an "off" phase: attach now */
+		return d->on ? 0 : d->phase_start;
+	return d->phase_start + (d->on ? on_ns : d->period_ns - on_ns);
+}
+
+void duty_set(struct rec_duty *d, unsigned int pct)
+{
+	d->pct = pct < 1 ? 1 : pct > 100 ? 100 : pct;
+}
+
+/* Attach again: state left by the last phase is stale, and marked so. */
+static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS])
+{
+	struct record_bpf *skel = p->skel;
+	__u64 t0;
+
+	/* Nothing runs while detached: the holders' table of waited-for
+	 * locks is cleared (its waiters' ends were missed), and pairs begun
+	 * before now are stale to the programs. */
+	memset(skel->bss->holder_locks, 0, sizeof(skel->bss->holder_locks));
+	__atomic_store_n(&skel->bss->holder_waiting, 0, __ATOMIC_SEQ_CST);
+	t0 = mono_ns();
+	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
+	d->failed += probe_resume(p, shed, d->holder_period_ms);
+	/* programs came on one by one between t0 and now: the middle */
+	d->phase_start = t0 + (mono_ns() - t0) / 2;
+	d->on = true;
+	d->cycles++;
+}
+
+void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS])
+{
+	__u64 next = duty_next(d), t0;
+
+	if (!next || mono_ns() < next)
+		return;
+	if (d->on) {
+		t0 = probe_pause(p);
+		d->observed_ns += t0 > d->phase_start ? t0 - d->phase_start : 0;
+		d->phase_start = t0;
+		d->on = false;
+		return;
+	}
+	attach_again(d, p, shed);
+}
+
+void duty_json(const struct rec_duty *d, struct json_out *j, __u64 end)
+{
+	json_key(j, "sampling");
+	json_begin_object(j);
+	json_uint(j, "duty_pct", d->pct);
+	json_uint(j, "requested_pct", d->requested_pct);
+	json_uint(j, "period_ns", d->period_ns);
+	json_uint(j, "observed_ns", duty_observed(d, end));
+	json_uint(j, "cycles", d->cycles);
+	json_uint(j, "attach_failures", d->failed);
+	json_end_object(j);
+}
