@@ -71,6 +71,7 @@ enum wake { WAKE_TIMEOUT, WAKE_LINE, WAKE_EOF, WAKE_SIGNAL, WAKE_DEADLINE };
 /* Periodic work while waiting: /proc scans, the overhead budget, series;
  * and the --duty phase changes, at times of their own. */
 enum timer { T_SCAN, T_BUDGET, T_SERIES, NR_TIMERS };
+#define BUDGET_FIRST_S 0.25
 
 /* Waits for stdin (when watched), a signal or the deadline, running the
  * session's periodic work. An early detach (over --max-overhead) ends the
@@ -84,6 +85,8 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 
 	for (t = 0; t < NR_TIMERS; t++)
 		next[t] = mono_s() + period[t];
+	/* the first budget check early: until it, the window runs at the full duty */
+	next[T_BUDGET] = mono_s() + BUDGET_FIRST_S;
 	for (;;) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		double duty = session_duty_tick(s) / 1e9;

@@ -151,8 +151,8 @@ static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const 
 /* The duty is aimed a little under the budget (the window's share is a mean
  * of noisy periods), and raised again only well under it, so that it does
  * not swing at every tick. */
-#define DUTY_AIM 0.9
-#define DUTY_RAISE_BELOW 0.6
+#define DUTY_AIM 0.8
+#define DUTY_RAISE_BELOW 0.5
 
 static void note_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share,
 		      unsigned int pct)
