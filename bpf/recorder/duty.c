@@ -54,6 +54,8 @@ __u64 duty_next(const struct rec_duty *d)
 
 	if (!d->running)
 		return 0;
+	if (d->closing)
+		return d->close_at;
 	if (d->pct >= 100) /* raised back to 100 in an "off" phase: attach now */
 		return d->on ? 0 : d->phase_start;
 	return d->phase_start + (d->on ? on_ns : d->period_ns - on_ns);
@@ -68,7 +70,7 @@ void duty_set(struct rec_duty *d, unsigned int pct)
 static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS])
 {
 	struct record_bpf *skel = p->skel;
-	__u64 t0;
+	__u64 t0, t1;
 
 	/* Nothing runs while detached: the holders' table of waited-for
 	 * locks is cleared (its waiters' ends were missed), and pairs begun
@@ -77,24 +79,51 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	__atomic_store_n(&skel->bss->holder_waiting, 0, __ATOMIC_SEQ_CST);
 	t0 = mono_ns();
 	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&skel->data->observe_end_ns, ~0ULL, __ATOMIC_SEQ_CST);
 	d->failed += probe_resume(p, shed, d->holder_period_ms);
-	/* programs came on one by one between t0 and now: the middle */
-	d->phase_start = t0 + (mono_ns() - t0) / 2;
+	/* The programs came on one by one since t0 (tens of ms on a busy
+	 * host): a pair begun meanwhile may have had its begin missed, so
+	 * the phase, for the programs and for the observed time alike,
+	 * starts once all are on. */
+	t1 = mono_ns();
+	__atomic_store_n(&skel->bss->observe_start_ns, t1, __ATOMIC_SEQ_CST);
+	d->phase_start = t1;
 	d->on = true;
 	d->cycles++;
 }
 
+/* How long the programs stay on after the observed part, for pairs in
+ * flight to end: a quarter of the "on" part, at most DUTY_GRACE_MAX_NS. */
+#define DUTY_GRACE_MAX_NS 25000000ULL
+
+static __u64 grace_ns(const struct rec_duty *d)
+{
+	__u64 g = d->period_ns * d->pct / 100 / 4;
+
+	return g < DUTY_GRACE_MAX_NS ? g : DUTY_GRACE_MAX_NS;
+}
+
 void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS])
 {
-	__u64 next = duty_next(d), t0;
+	__u64 next = duty_next(d), now;
 
 	if (!next || mono_ns() < next)
 		return;
 	if (d->on) {
-		t0 = probe_pause(p);
-		d->observed_ns += t0 > d->phase_start ? t0 - d->phase_start : 0;
-		d->phase_start = t0;
+		/* The observed part ends: pairs begun from now on are not
+		 * counted (begun_in_view); those in flight end in the grace. */
+		now = mono_ns();
+		__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
+		d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
+		d->phase_start = now; /* the "off" part starts here */
 		d->on = false;
+		d->closing = true;
+		d->close_at = now + grace_ns(d);
+		return;
+	}
+	if (d->closing) {
+		probe_pause(p);
+		d->closing = false;
 		return;
 	}
 	attach_again(d, p, shed);

@@ -20,7 +20,9 @@ struct rec_duty {
 	unsigned int pct;            /* now: --max-overhead may lower it */
 	__u64 period_ns;
 	bool running;                /* the window is open */
-	bool on;                     /* programs attached now */
+	bool on;                     /* programs attached now, in the observed part */
+	bool closing;                /* observed part over, programs still on (grace) */
+	__u64 close_at;              /* CLOCK_MONOTONIC: when closing detaches them */
 	bool ended_on;               /* the window closed in an "on" phase */
 	__u64 phase_start;           /* CLOCK_MONOTONIC, when this phase began */
 	__u64 observed_ns;           /* of the "on" phases that ended */
