@@ -320,3 +320,22 @@ def test_out_to_a_fifo_is_written_in_place_and_no_file_is_clobbered(tmp_path):
     assert json.loads(out.read_text())["schema"] == "lockscope-record/1"
     assert beside.read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.fifo", "r.json", "r.json.tmp"]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("raw", [False, True])
+def test_raw_syscalls_count_the_same_calls(tmp_path, raw):
+    # 300 direct writes by dd, followed by command name: the same count either way
+    out = tmp_path / "r.json"
+    with recorder(["--comm", "dd"] + (["--raw-syscalls"] if raw else []), out) as (_, start,
+                                                                                  finish):
+        start()
+        subprocess.run(["dd", "if=/dev/zero", f"of={tmp_path / 'x'}", "bs=4k", "count=300",
+                        "oflag=direct", "status=none"], check=True, timeout=60)
+        doc = finish()
+    feats = {f["name"]: f for f in doc["features"]}
+    per_call = Path("/sys/kernel/tracing/events/syscalls/sys_exit_write").exists()
+    assert feats["syscalls"]["enabled"]
+    assert (feats["syscalls"]["attach"] == "tracepoint") is (per_call and not raw)
+    counts = {s["name"]: s["count"] for s in doc["syscalls"]}
+    assert counts.get("write") == 300, counts

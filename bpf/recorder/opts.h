@@ -18,6 +18,7 @@ struct rec_opts {
 	bool start_on_stdin;
 	bool list_features;
 	bool user_stacks;
+	bool raw_syscalls;          /* raw_syscalls:sys_enter/exit, not the per-call events */
 	bool verbose;
 	unsigned int min_block_us;
 	unsigned int stack_refresh_ms;

@@ -496,9 +496,11 @@ int probe_check_names(const struct rec_opts *o)
 /* Per-system-call tracepoints (syscalls:sys_enter_NAME, with
  * CONFIG_FTRACE_SYSCALLS) run a program only for the calls followed; the
  * raw_syscalls ones run it for every call of every task. */
+static bool raw_syscalls_only; /* --raw-syscalls */
+
 static bool per_syscall_events(void)
 {
-	return tracefs_event("syscalls", "sys_exit_write");
+	return !raw_syscalls_only && tracefs_event("syscalls", "sys_exit_write");
 }
 
 /* The kinds in the order they are tried: tp_btf first, except for the
@@ -794,6 +796,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 
 	memset(p, 0, sizeof(*p));
 	log_verbose = o->verbose;
+	raw_syscalls_only = o->raw_syscalls;
 	libbpf_set_print(log_print);
 	leave_out_other_fs(p, o);
 	view_init(&view);

@@ -380,8 +380,11 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
                     pending.append(Background(_warm, warm.pop(0)).wait)
                 # the previous point is saved, and its recorder detaches, while this one
                 # lays out and attaches; all of it ends before the timed phase
-                recorder_args = (["--max-overhead", f"{args.max_overhead:g}"] + probing.args()
-                                 + point_fs_args(doc, fs))
+                # --raw-syscalls: two syscall links, not ~25 per-call events that the
+                # kernel unregisters one at a time (~0.85 s of detach the next point waits
+                # for); each costs a run per system call of the machine instead
+                recorder_args = (["--max-overhead", f"{args.max_overhead:g}", "--raw-syscalls"]
+                                 + probing.args() + point_fs_args(doc, fs))
                 if scenario:
                     res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
                                     trace=not args.no_trace, on_status=progress.status,
