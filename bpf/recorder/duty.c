@@ -6,17 +6,10 @@
  * phase are told by observe_start_ns (kern/util.bpf.inc, begun_in_view). */
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "record.h"
 #include "record.skel.h"
 #include "duty.h"
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 void duty_init(struct rec_duty *d, unsigned int pct, unsigned int period_ms,
 	       unsigned int holder_period_ms)
@@ -77,7 +70,7 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	 * before now are stale to the programs. */
 	memset(skel->bss->holder_locks, 0, sizeof(skel->bss->holder_locks));
 	__atomic_store_n(&skel->bss->holder_waiting, 0, __ATOMIC_SEQ_CST);
-	t0 = mono_ns();
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&skel->data->observe_end_ns, ~0ULL, __ATOMIC_SEQ_CST);
 	d->failed += probe_resume(p, shed, d->holder_period_ms);
@@ -85,7 +78,7 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	 * host): a pair begun meanwhile may have had its begin missed, so
 	 * the phase, for the programs and for the observed time alike,
 	 * starts once all are on. */
-	t1 = mono_ns();
+	t1 = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&skel->bss->observe_start_ns, t1, __ATOMIC_SEQ_CST);
 	d->phase_start = t1;
 	d->on = true;
@@ -107,12 +100,12 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 {
 	__u64 next = duty_next(d), now;
 
-	if (!next || mono_ns() < next)
+	if (!next || clock_ns(CLOCK_MONOTONIC) < next)
 		return;
 	if (d->on) {
 		/* The observed part ends: pairs begun from now on are not
 		 * counted (begun_in_view); those in flight end in the grace. */
-		now = mono_ns();
+		now = clock_ns(CLOCK_MONOTONIC);
 		__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
 		d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
 		d->phase_start = now; /* the "off" part starts here */

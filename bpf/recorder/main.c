@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include "clock.h"
 #include "json_out.h"
 #include "session.h"
 #include "msg.h"
@@ -42,10 +43,7 @@ static int install_signals(void)
 
 static double mono_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 /* Reads one line from stdin (non-blocking use after poll). Returns 1 for a

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "record.h"
 #include "record.skel.h"
 #include "holder.h"
@@ -936,7 +937,7 @@ __u64 probe_pause(struct rec_probe *p)
 {
 	void **links = calloc(p->nr_links ? p->nr_links : 1, sizeof(*links));
 	struct side_by_side s;
-	struct timespec ts;
+	__u64 t;
 	int i;
 
 	for (i = 0; i < p->nr_links; i++) {
@@ -947,11 +948,11 @@ __u64 probe_pause(struct rec_probe *p)
 		p->links[i] = NULL;
 	}
 	side_by_side_start(&s, destroy_link, links, links ? p->nr_links : 0);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = clock_ns(CLOCK_MONOTONIC);
 	side_by_side_join(&s);
 	free(links);
 	holder_tick_pause();
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return t;
 }
 
 /* The perf events kept for classic tracepoints (tplink.c): closing one

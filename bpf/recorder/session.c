@@ -12,6 +12,7 @@
 #include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "record.h"
 #include "record.skel.h"
 #include "btfname.h"
@@ -26,14 +27,6 @@ const char *const session_syscall_names[REC_NR_SYSCALLS] = {
 	"write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter",
 	"fsync", "fdatasync", "sync_file_range", "read", "recvfrom", "recvmsg", "sendto", "sendmsg",
 };
-
-static __u64 now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* CONFIG_HZ, to turn jbd2's jiffies into time. */
 static unsigned int kernel_hz(void)
@@ -192,8 +185,8 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 
 void session_start(struct rec_session *s)
 {
-	s->start_wall = now_ns(CLOCK_REALTIME);
-	s->start_mono = now_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns */
+	s->start_wall = clock_ns(CLOCK_REALTIME);
+	s->start_mono = clock_ns(CLOCK_MONOTONIC); /* the clock of bpf_ktime_get_ns */
 	s->probe.skel->bss->start_ns = s->start_mono;
 	overhead_start(&s->ovh, s->start_mono);
 	duty_start(&s->duty, s->start_mono);
@@ -256,8 +249,8 @@ static void close_window(struct rec_session *s)
 	if (!s->started || s->end_mono)
 		return;
 	__atomic_store_n(&s->probe.skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
-	s->end_mono = now_ns(CLOCK_MONOTONIC);
-	s->end_wall = now_ns(CLOCK_REALTIME);
+	s->end_mono = clock_ns(CLOCK_MONOTONIC);
+	s->end_wall = clock_ns(CLOCK_REALTIME);
 	duty_stop(&s->duty, s->end_mono);
 	s->ovh.observed_ns = s->duty.observed_ns;
 	overhead_stop(&s->ovh, s->end_mono);
@@ -275,7 +268,7 @@ bool session_overhead_tick(struct rec_session *s)
 {
 	if (!s->started || s->end_mono)
 		return false;
-	if (!overhead_tick(&s->ovh, s->probe.skel, &s->probe, &s->duty, now_ns(CLOCK_MONOTONIC)))
+	if (!overhead_tick(&s->ovh, s->probe.skel, &s->probe, &s->duty, clock_ns(CLOCK_MONOTONIC)))
 		return false;
 	close_window(s);
 	return true;
@@ -365,7 +358,7 @@ void session_series_tick(struct rec_session *s)
 
 	if (!s->series || !s->started || s->end_mono)
 		return;
-	now = now_ns(CLOCK_MONOTONIC);
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (read_maps(s->probe.skel, &cur)) {
 		read_free(&cur);
 		return;

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "symbolize.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -861,14 +862,6 @@ static int load_maps(struct usyms *us, struct uproc *p)
 	return err;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int symbolize_user_add_pid(struct usyms *us, int pid)
 {
 	struct uproc p = { .pid = pid };
@@ -883,7 +876,7 @@ int symbolize_user_add_pid(struct usyms *us, int pid)
 	if (grow(&us->procs, &us->cap_procs, us->nprocs + 1, sizeof(*us->procs)))
 		return -ENOMEM;
 	p.err = load_maps(us, &p);
-	p.loaded_ns = mono_ns();
+	p.loaded_ns = clock_ns(CLOCK_MONOTONIC);
 	memmove(&us->procs[at + 1], &us->procs[at], (us->nprocs - at) * sizeof(*us->procs));
 	us->procs[at] = p;
 	us->nprocs++;
@@ -971,7 +964,7 @@ static const char *shown_name(const struct sym *s)
 static void refresh_maps(struct usyms *us, struct uproc *p)
 {
 	struct uproc fresh = { .pid = p->pid };
-	uint64_t now = mono_ns();
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	if (now - p->loaded_ns < MAPS_REFRESH_NS)
 		return;

@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "record.h"
 #include "unwind.h"
 
@@ -49,14 +50,6 @@ struct unwinder {
 	int next_evict;
 	struct unwind_stats stats;   /* read after the thread ends */
 };
-
-static __u64 clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* ---- libdwfl callbacks: one thread, frozen in the sample -------------- */
 
