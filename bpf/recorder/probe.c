@@ -573,15 +573,108 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 	}
 }
 
-static void destroy_attempt(struct rec_probe *p)
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+static void *close_fd(void *fd)
+{
+	close((int)(intptr_t)fd);
+	return NULL;
+}
+
+/* fn on every non-NULL arg, each on a thread of its own (inline when no
+ * thread can be made); side_by_side_join() waits for them all. */
+struct side_by_side {
+	pthread_t *th;
+	bool *started;
+	int n;
+};
+
+static void side_by_side_start(struct side_by_side *s, void *(*fn)(void *), void **args, int n)
 {
 	int i;
 
-	for (i = 0; i < p->nr_links; i++) {
-		bpf_link__destroy(p->links[i]);
-		if (p->link_kept[i] >= 0)
-			close(p->link_kept[i]);
+	s->n = n;
+	s->th = calloc(n ? n : 1, sizeof(*s->th));
+	s->started = calloc(n ? n : 1, sizeof(*s->started));
+	for (i = 0; i < n; i++) {
+		if (!args[i])
+			continue;
+		if (!s->th || !s->started || pthread_create(&s->th[i], NULL, fn, args[i]))
+			fn(args[i]);
+		else
+			s->started[i] = true;
 	}
+}
+
+static void side_by_side_join(struct side_by_side *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->started && s->started[i])
+			pthread_join(s->th[i], NULL);
+	free(s->th);
+	free(s->started);
+}
+
+/* Each destroy waits for the tracepoint's callers to leave
+ * (kernel/trace/trace_event_perf.c perf_trace_event_unreg() and
+ * kernel/bpf/syscall.c bpf_raw_tp_link_release() end in
+ * tracepoint_synchronize_unregister()): tens of ms each for classic
+ * tracepoints. The program stops running at the unregister, before that
+ * wait; destroyed side by side, the waits overlap. Returns when the
+ * destroys began (CLOCK_MONOTONIC ns). */
+static __u64 destroy_links(struct rec_probe *p)
+{
+	void **links = calloc(p->nr_links ? p->nr_links : 1, sizeof(*links));
+	struct side_by_side s;
+	__u64 t;
+	int i;
+
+	for (i = 0; i < p->nr_links; i++) {
+		if (links)
+			links[i] = p->links[i];
+		else
+			bpf_link__destroy(p->links[i]);
+		p->links[i] = NULL;
+	}
+	side_by_side_start(&s, destroy_link, links, links ? p->nr_links : 0);
+	t = clock_ns(CLOCK_MONOTONIC);
+	side_by_side_join(&s);
+	free(links);
+	return t;
+}
+
+/* The perf events kept for classic tracepoints (tplink.c): closing one
+ * waits as a destroy does, so they too are closed side by side. */
+static void close_kept(struct rec_probe *p)
+{
+	void **fds = calloc(p->nr_links ? p->nr_links : 1, sizeof(*fds));
+	struct side_by_side s;
+	int i;
+
+	for (i = 0; i < p->nr_links && p->link_kept; i++) {
+		if (p->link_kept[i] < 0)
+			continue;
+		if (fds)
+			fds[i] = (void *)(intptr_t)p->link_kept[i];
+		else
+			close(p->link_kept[i]);
+		p->link_kept[i] = -1;
+	}
+	side_by_side_start(&s, close_fd, fds, fds ? p->nr_links : 0);
+	side_by_side_join(&s);
+	free(fds);
+}
+
+static void destroy_attempt(struct rec_probe *p)
+{
+	destroy_links(p);
+	close_kept(p);
 	free(p->links);
 	free(p->link_kept);
 	p->link_kept = NULL;
@@ -847,15 +940,8 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 	return 0;
 }
 
-static void close_kept(struct rec_probe *p);
-
 void probe_destroy(struct rec_probe *p)
 {
-	/* the final detach side by side too: a sweep's next point waits for it */
-	if (p->links) {
-		probe_pause(p);
-		close_kept(p);
-	}
 	destroy_attempt(p);
 }
 
@@ -879,102 +965,12 @@ int probe_detach_group(struct rec_probe *p, int g)
 	return n;
 }
 
-static void *destroy_link(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
-static void *close_fd(void *fd)
-{
-	close((int)(intptr_t)fd);
-	return NULL;
-}
-
-/* fn on every non-NULL arg, each on a thread of its own (inline when no
- * thread can be made); side_by_side_join() waits for them all. */
-struct side_by_side {
-	pthread_t *th;
-	bool *started;
-	int n;
-};
-
-static void side_by_side_start(struct side_by_side *s, void *(*fn)(void *), void **args, int n)
-{
-	int i;
-
-	s->n = n;
-	s->th = calloc(n ? n : 1, sizeof(*s->th));
-	s->started = calloc(n ? n : 1, sizeof(*s->started));
-	for (i = 0; i < n; i++) {
-		if (!args[i])
-			continue;
-		if (!s->th || !s->started || pthread_create(&s->th[i], NULL, fn, args[i]))
-			fn(args[i]);
-		else
-			s->started[i] = true;
-	}
-}
-
-static void side_by_side_join(struct side_by_side *s)
-{
-	int i;
-
-	for (i = 0; i < s->n; i++)
-		if (s->started && s->started[i])
-			pthread_join(s->th[i], NULL);
-	free(s->th);
-	free(s->started);
-}
-
-/* Each destroy waits for the tracepoint's callers to leave
- * (kernel/trace/trace_event_perf.c perf_trace_event_unreg() and
- * kernel/bpf/syscall.c bpf_raw_tp_link_release() end in
- * tracepoint_synchronize_unregister()): tens of ms each for classic
- * tracepoints. The program stops running at the unregister, before that
- * wait; destroyed side by side, the waits overlap. */
 __u64 probe_pause(struct rec_probe *p)
 {
-	void **links = calloc(p->nr_links ? p->nr_links : 1, sizeof(*links));
-	struct side_by_side s;
-	__u64 t;
-	int i;
+	__u64 t = destroy_links(p);
 
-	for (i = 0; i < p->nr_links; i++) {
-		if (links)
-			links[i] = p->links[i];
-		else
-			bpf_link__destroy(p->links[i]);
-		p->links[i] = NULL;
-	}
-	side_by_side_start(&s, destroy_link, links, links ? p->nr_links : 0);
-	t = clock_ns(CLOCK_MONOTONIC);
-	side_by_side_join(&s);
-	free(links);
 	holder_tick_pause();
 	return t;
-}
-
-/* The perf events kept for classic tracepoints (tplink.c): closing one
- * waits as a destroy does, so they too are closed side by side. */
-static void close_kept(struct rec_probe *p)
-{
-	void **fds = calloc(p->nr_links ? p->nr_links : 1, sizeof(*fds));
-	struct side_by_side s;
-	int i;
-
-	for (i = 0; i < p->nr_links && p->link_kept; i++) {
-		if (p->link_kept[i] < 0)
-			continue;
-		if (fds)
-			fds[i] = (void *)(intptr_t)p->link_kept[i];
-		else
-			close(p->link_kept[i]);
-		p->link_kept[i] = -1;
-	}
-	side_by_side_start(&s, close_fd, fds, fds ? p->nr_links : 0);
-	side_by_side_join(&s);
-	free(fds);
 }
 
 int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS], unsigned int holder_period_ms)
