@@ -134,24 +134,28 @@ def test_buffered_writes_contend_on_the_inode_lock(tmp_path):
                     or top["explained_loss"] < LOCK_EXPLAINS), (fs, hi, top["explained_loss"])
 
 
-@pytest.mark.kernel
-def test_ctrl_c_keeps_completed_points_and_cleans_up(tmp_path):
-    out = tmp_path / "partial"
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", "--threads", "1,2,4",
-                             "--runtime", "4", "--image-size", "2g", "--out", str(out),
-                             "--no-report"], env=ENV, stdout=subprocess.PIPE,
+def interrupt_after_first_point(out: Path, *args: str) -> dict:
+    """`lockscope sweep ARGS --out OUT --no-report`, interrupted (SIGINT) once a point is
+    on disk; it must exit 130. Its results.json."""
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", *args, "--out",
+                             str(out), "--no-report"], env=ENV, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    # Wait until at least one point is on disk, then interrupt the next one.
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and proc.poll() is None:
         f = out / "results.json"
         if f.exists() and json.loads(f.read_text())["runs"]:
             break
-        time.sleep(0.5)
+        time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=180)
     assert proc.returncode == 130, err
-    doc = json.loads((out / "results.json").read_text())
+    return json.loads((out / "results.json").read_text())
+
+
+@pytest.mark.kernel
+def test_ctrl_c_keeps_completed_points_and_cleans_up(tmp_path):
+    doc = interrupt_after_first_point(tmp_path / "partial", "--threads", "1,2,4",
+                                      "--runtime", "4", "--image-size", "2g")
     assert doc["partial"] is True and 1 <= len(doc["runs"]) < 6
     assert_nothing_left(doc)
     # A partial recording is still analyzable.

@@ -5,14 +5,10 @@ the servers; and nothing left behind afterwards, interrupted or not."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from test_sweep import ENV, assert_nothing_left, lockscope
+from test_sweep import assert_nothing_left, interrupt_after_first_point, lockscope
 
 from lockscope import procledger
 
@@ -86,22 +82,9 @@ def test_preset_sweep(tmp_path, preset):
 @pytest.mark.kernel
 def test_ctrl_c_stops_the_servers_and_keeps_the_points(tmp_path):
     _require("postgres-pgbench")
-    out = tmp_path / "partial"
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", "--preset",
-                             "postgres-pgbench", "--threads", "1,2,4", "--runtime", "3",
-                             "--db-scale", "1", "--image-size", "2g", "--out", str(out),
-                             "--no-report"], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        f = out / "results.json"
-        if f.exists() and json.loads(f.read_text())["runs"]:
-            break
-        time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=180)
-    assert proc.returncode == 130, err
-    doc = json.loads((out / "results.json").read_text())
+    doc = interrupt_after_first_point(tmp_path / "partial", "--preset", "postgres-pgbench",
+                                      "--threads", "1,2,4", "--runtime", "3", "--db-scale",
+                                      "1", "--image-size", "2g")
     assert doc["partial"] is True and 1 <= len(doc["runs"]) < 6
     assert_nothing_left(doc)
     assert_servers_gone(doc)
