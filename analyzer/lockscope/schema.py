@@ -565,12 +565,9 @@ CLASS_KEYS: tuple[ClassKey, ...] = ("aligned", "unaligned", "extending", "hole",
                                     "mapped", "dsync")
 
 
-class WriteClasses(TypedDict):
-    """A file's writes by class: what the locking rules (analysis.rules) read."""
+class ClassCounts(TypedDict):
+    """Direct-I/O writes per class (the CLASS_KEYS above)."""
 
-    writes: int             # direct I/O writes
-    buffered_writes: int
-    block_size: int | None
     aligned: int
     unaligned: int
     extending: int
@@ -578,6 +575,14 @@ class WriteClasses(TypedDict):
     unwritten: int
     mapped: int
     dsync: int
+
+
+class WriteClasses(ClassCounts):
+    """A file's writes by class: what the locking rules (analysis.rules) read."""
+
+    writes: int             # direct I/O writes
+    buffered_writes: int
+    block_size: int | None
 
 
 class DioClass(WriteClasses):
@@ -702,7 +707,7 @@ WaitClassEntry = TypedDict("WaitClassEntry", {"class": str, "name": str, "ns": f
                                               "loss_share": float, "how": list[HowRow]})
 
 
-class AttachFile(TypedDict, total=False):
+class AttachFile(ClassCounts, total=False):
     """``analysis.attach.files[]``."""
 
     path: str | None
@@ -720,13 +725,6 @@ class AttachFile(TypedDict, total=False):
     buffered_write_bytes: int
     reads: int
     block_size: int | None
-    aligned: int
-    unaligned: int
-    extending: int
-    hole: int
-    unwritten: int
-    mapped: int
-    dsync: int
     fsyncs: int
     fsync_ns: int
     inode_lock_waits: int
