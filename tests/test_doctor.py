@@ -11,6 +11,7 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LOCKSCOPE = [sys.executable, "-m", "lockscope"]
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "analyzer"))
+CORE = {"lock", "dio", "sched", "syscalls", "block"}   # what the main job needs
 
 
 def _run(*args, **kw):
@@ -45,8 +46,17 @@ def test_doctor_json_matches_this_kernel():
         on_tracefs = os.path.exists("/sys/kernel/tracing/events/" + name.replace(":", "/"))
         assert checks[name]["available"] is (on_tracefs or feats["tracepoints"][name]["btf"])
     for g in groups:
-        assert checks[g["name"]]["available"] is g["enabled"], g
-        assert checks[g["name"]]["category"] == "probe group"
+        line = checks[g["name"]]
+        assert line["available"] is g["enabled"], g
+        assert line["category"] == "probe group"
+        # the core groups are required; a group that passed over a kind says it
+        assert line["required"] is (g["name"] in CORE), g
+        if g["enabled"] and g["reason"]:
+            assert "fallback" in line["detail"] and g["attach"] in line["detail"], line
+    # ok: the main job can run, so no core group is missing from the recorder's listing
+    if doc["ok"]:
+        assert all(g["enabled"] for g in groups if g["name"] in CORE), groups
+    assert "probe groups" not in checks   # the listing itself worked
     for c in doc["checks"]:
         assert set(c) >= {"name", "category", "available", "required", "status", "detail",
                           "consequence"}
@@ -64,12 +74,66 @@ def test_needed_tracepoints_come_from_the_groups():
         {"name": "extra", "needs": ["ext4_file_write_iter"], "lost": "no entry time"},
         {"name": "sched", "needs": ["sched:sched_switch"]},
     ]
-    got = {name: (req, lost) for name, req, lost in needed_tracepoints(groups)}
+    got = dict(needed_tracepoints(groups))
     assert got == {
-        "lock:contention_begin": (True, "no lock waits; no holders"),
-        "lock:contention_end": (True, "no lock waits"),
-        "sched:sched_switch": (False, "its probe group is off"),
+        "lock:contention_begin": "no lock waits; no holders",
+        "lock:contention_end": "no lock waits",
+        "sched:sched_switch": "its probe group is off",
     }
+
+
+@pytest.mark.kernel
+def test_a_listing_that_times_out_is_a_failed_check_with_its_reason():
+    """A recorder that cannot finish loading in time leaves no empty list behind: one
+    required line says what happened, and doctor is not ok."""
+    res = _run("doctor", "--json", "--list-timeout", "0.01")
+    doc = json.loads(res.stdout)
+    line = _by_name(doc)["probe groups"]
+    assert line["available"] is False and line["required"] is True
+    assert "did not finish in 0.01 s" in line["detail"] and "--list-timeout" in line["detail"]
+    assert not [c for c in doc["checks"] if c["category"] == "probe group" and c["available"]]
+    assert doc["ok"] is False and res.returncode == 1
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.kernel
+def test_a_slow_listing_shows_progress(monkeypatch):
+    import io
+
+    from lockscope import probe_groups
+
+    monkeypatch.setattr(probe_groups, "QUIET_S", 0.0)
+    monkeypatch.setattr(probe_groups, "PROGRESS_S", 0.2)
+    said = io.StringIO()
+    groups = probe_groups.list_groups(120, progress=said)
+    assert {g["name"] for g in groups} >= CORE
+    assert said.getvalue().startswith("lockscope doctor: loading every probe group")
+
+
+def test_a_kernel_without_btf_gets_one_clear_line(monkeypatch):
+    """No vmlinux BTF: one line says so; no probe group is tried (each would fail for that
+    one reason), and doctor is not ok."""
+    from lockscope.commands import doctor
+
+    monkeypatch.setattr(doctor, "VMLINUX_BTF", "/nonexistent/btf/vmlinux")
+    checks = doctor.run_checks(60)
+    btf = [c for c in checks if "BTF" in c.detail and not c.available]
+    assert [c.name for c in btf] == ["BTF"] and "no vmlinux BTF" in btf[0].detail
+    assert btf[0].required and "cannot record" in btf[0].consequence
+    assert not [c for c in checks if c.category == "probe group"]
+    assert doctor.to_json(checks)["ok"] is False
+
+
+def test_fallbacks_are_named():
+    from lockscope.probe_groups import fallback_note
+
+    assert fallback_note({"name": "lock", "attach": "tp_btf", "reason": None,
+                          "needs": ["a:b"], "tracepoints": ["a:b"]}) == ""
+    note = fallback_note({"name": "xfs_ilock", "attach": "raw_tp",
+                          "reason": "tp_btf: load failed: Permission denied",
+                          "needs": ["xfs:xfs_ilock"], "tracepoints": ["xfs:xfs_ilock"]})
+    assert note == ("through the fallback raw_tp (passed over: tp_btf: load failed: "
+                    "Permission denied)")
 
 
 def _btf_tracepoints() -> set[str]:

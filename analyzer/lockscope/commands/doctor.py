@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 from ..binaries import find_binary
 from ..errors import LockscopeError
+from ..probe_groups import CORE_GROUPS, DEFAULT_TIMEOUT_S, ListingFailed, fallback_note, list_groups
 from ..tracefs import TRACEFS, ensure_tracefs
 
 ATTACH_KINDS = [
@@ -56,59 +57,49 @@ class Check:
         return "available" if self.available else "missing"
 
 
-def _features(tracepoints: list[str]) -> dict:
-    """Run lockscope-features; an empty dict when it cannot run at all."""
+def _features(tracepoints: list[str], timeout: float) -> dict:
+    """Run lockscope-features; an empty dict when it cannot run at all (each of its
+    checks then reads "not probed")."""
     try:
         exe = find_binary("lockscope-features")
-    except LockscopeError:
-        return {}
-    res = subprocess.run([exe, *tracepoints], capture_output=True, text=True, timeout=60)
-    try:
+        res = subprocess.run([exe, *tracepoints], capture_output=True, text=True,
+                             timeout=timeout)
         return json.loads(res.stdout)
-    except ValueError:
+    except (LockscopeError, OSError, ValueError, subprocess.TimeoutExpired):
         return {}
 
 
-def _probe_groups() -> list[dict]:
-    """The recorder's probe groups (``lockscope-record --list-features``); [] if not built."""
-    try:
-        exe = find_binary("lockscope-record")
-    except LockscopeError:
-        return []
-    try:
-        res = subprocess.run([exe, "--list-features"], capture_output=True, text=True, timeout=60)
-        groups = json.loads(res.stdout).get("groups")
-    except (OSError, ValueError, subprocess.TimeoutExpired, AttributeError):
-        return []
-    return [g for g in groups or [] if isinstance(g, dict) and g.get("name")]
-
-
-def needed_tracepoints(groups: list[dict]) -> list[tuple[str, bool, str]]:
+def needed_tracepoints(groups: list[dict]) -> list[tuple[str, str]]:
     """The tracepoints the recorder's probe groups need (their ``needs``, from
     ``lockscope-record --list-features``; the functions of fentry/kprobe groups are
-    left out): (system:event, required, what is lost without it), in group order.
-    Required: those of the "lock" group, without which nothing is recorded."""
-    out: dict[str, tuple[bool, list[str]]] = {}
+    left out): (system:event, what is lost without it), in group order. None is
+    required by itself: a group may load through an alternative, and its own line
+    carries the verdict."""
+    out: dict[str, list[str]] = {}
     for g in groups:
         for tp in g.get("needs") or []:
             if not isinstance(tp, str) or ":" not in tp:
                 continue
-            required, lost = out.setdefault(tp, (False, []))
+            lost = out.setdefault(tp, [])
             if g.get("lost") and g["lost"] not in lost:
                 lost.append(str(g["lost"]))
-            out[tp] = (required or g.get("name") == "lock", lost)
-    return [(tp, req, "; ".join(lost) or "its probe group is off")
-            for tp, (req, lost) in out.items()]
+    return [(tp, "; ".join(lost) or "its probe group is off") for tp, lost in out.items()]
+
+
+VMLINUX_BTF = "/sys/kernel/btf/vmlinux"
 
 
 def _group_check(g: dict) -> Check:
-    """One probe group as a doctor line: only "lock" is required to record."""
+    """One probe group as a doctor line, as the recorder's own load and attach found it.
+    The core groups are required: without any of them a sweep or attach verdict is wrong."""
     on = bool(g.get("enabled"))
     tps = ", ".join(g.get("tracepoints") or [])
+    core = g.get("name") in CORE_GROUPS
     if on:
         detail = f"{g.get('attach')}: {tps}"
-        if g.get("reason"):
-            detail += f" (passed over: {g['reason']})"
+        note = fallback_note(g)
+        if note:
+            detail += f" ({note})"
     elif g.get("not_needed"):
         # another filesystem's group (--fs): nothing is missing
         return Check(str(g["name"]), "probe group", True, False,
@@ -118,7 +109,20 @@ def _group_check(g: dict) -> Check:
     consequence = "" if on else (g.get("lost") or "its measurements are lost")
     if not on and g.get("extra"):
         consequence += " (an optional extra)"
-    return Check(str(g["name"]), "probe group", on, g.get("name") == "lock", detail, consequence)
+    if not on and core:
+        consequence = "core group missing, the main job cannot run: " + consequence
+    return Check(str(g["name"]), "probe group", on, core, detail, consequence)
+
+
+def _groups_or_failure(timeout: float) -> tuple[list[dict], list[Check]]:
+    """The recorder's groups, or one failed required check saying why there are none."""
+    if not os.path.exists(VMLINUX_BTF):
+        return [], []  # the BTF line says it all: no group can load
+    try:
+        return list_groups(timeout), []
+    except ListingFailed as e:
+        return [], [Check("probe groups", "probe group", False, True, str(e),
+                          "no probe group is known to work: the main job may not run")]
 
 
 def _err(entry: dict) -> str:
@@ -130,8 +134,9 @@ def _err(entry: dict) -> str:
             f"(errno {entry.get('errno', '?')})")
 
 
-def run_checks() -> list[Check]:
-    """Collect every check; never raises for a missing piece."""
+def run_checks(timeout: float = DEFAULT_TIMEOUT_S) -> list[Check]:
+    """Collect every check; never raises for a missing piece. timeout bounds the
+    recorder's listing and the features probe, each."""
     checks: list[Check] = []
     root = os.geteuid() == 0
     checks.append(Check("root", "privilege", root, True,
@@ -140,18 +145,21 @@ def run_checks() -> list[Check]:
 
     tracefs_ok, tracefs_detail = ensure_tracefs() if root else (
         os.path.isdir(f"{TRACEFS}/events"), f"{TRACEFS} (not mounted by doctor: not root)")
-    groups = _probe_groups()
+    groups, listing_failed = _groups_or_failure(timeout)
     tracepoints = needed_tracepoints(groups)
-    feats = _features([name for name, _, _ in tracepoints])
+    feats = _features([name for name, _ in tracepoints], timeout)
 
     bpf = feats.get("bpf_syscall", {})
     checks.append(Check("bpf() syscall", "kernel", bool(bpf.get("ok")), True,
                         "created a test map" if bpf.get("ok") else _err(bpf),
                         "" if bpf.get("ok") else "no recording: lock waits cannot be measured"))
-    btf_ok = bool(feats.get("btf")) or os.path.exists("/sys/kernel/btf/vmlinux")
+    btf_ok = os.path.exists(VMLINUX_BTF)
     checks.append(Check("BTF", "kernel", btf_ok, True,
-                        "/sys/kernel/btf/vmlinux" if btf_ok else "no vmlinux BTF",
-                        "" if btf_ok else "CO-RE probes cannot load; no recording"))
+                        VMLINUX_BTF if btf_ok else
+                        f"this kernel has no vmlinux BTF (no {VMLINUX_BTF}: built without "
+                        "CONFIG_DEBUG_INFO_BTF)",
+                        "" if btf_ok else "lockscope cannot record here: its CO-RE probes "
+                        "need the kernel's BTF"))
     checks.append(Check("tracefs", "kernel", tracefs_ok, False, tracefs_detail,
                         "" if tracefs_ok else "classic tracepoints and format files unavailable; "
                         "tp_btf and raw_tp still work"))
@@ -165,18 +173,19 @@ def run_checks() -> list[Check]:
         checks[-len(ATTACH_KINDS)].required = True  # neither tp_btf nor raw_tp: nothing attaches
 
     tps = feats.get("tracepoints", {})
-    for name, required, lost in tracepoints:
+    for name, lost in tracepoints:
         entry = tps.get(name)
         sysname, event = name.split(":")
         on_tracefs = os.path.exists(f"{TRACEFS}/events/{sysname}/{event}")
         ok = bool(entry and (entry.get("btf") or entry.get("tracefs"))) or on_tracefs
         where = [w for w in ("btf", "tracefs") if entry and entry.get(w)] or (
             ["tracefs"] if on_tracefs else [])
-        checks.append(Check(name, "tracepoint", ok, required,
+        checks.append(Check(name, "tracepoint", ok, False,
                             "found in " + " and ".join(where) if ok else "not in BTF or tracefs",
                             "" if ok else lost))
 
     checks.extend(_group_check(g) for g in groups)
+    checks.extend(listing_failed)
 
     loop_ok = os.path.exists("/dev/loop-control") and shutil.which("losetup") is not None
     for tool, required, why in TOOLS:
@@ -222,12 +231,27 @@ def render(checks: list[Check], console) -> None:
         console.print("[green]all required pieces are present: lockscope can record here[/]")
 
 
+def _positive(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
+    return value
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("doctor", help="say what this kernel and machine allow",
                        description="Check root, bpf(), BTF, tracefs, attach types (by loading "
                        "test programs), the tracepoints the probes need, and the tools used by "
                        "sweeps. Exit status is non-zero only if a required piece is missing.")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--list-timeout", type=_positive, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help="seconds the recorder may take to load and attach every probe group "
+                   f"(minutes on a slow or emulated machine) (default: {DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=run)
 
 
@@ -235,7 +259,7 @@ def run(args) -> int:
     if os.geteuid() != 0:
         print("lockscope doctor: not root: BPF checks will fail; reporting what can be seen",
               file=sys.stderr)
-    checks = run_checks()
+    checks = run_checks(args.list_timeout)
     if args.json:
         print(json.dumps(to_json(checks), indent=2))
     else:
