@@ -52,12 +52,15 @@ def print_attach_summary(doc: ResultsDoc, out: Path, report) -> None:
     files = [f for f in a.get("files") or [] if f["engine"] or f["inode_lock_ns"]][:TOP_FILES]
     if files:
         ft = Table(title="files", title_justify="left")
-        for col in ("file", "role", "writes", "fsyncs", "inode-lock wait"):
+        for col in ("file", "role", "writes", "fsyncs", "O_DSYNC writes", "sync_file_range",
+                    "inode-lock wait"):
             ft.add_column(col, justify="left" if col in ("file", "role") else "right")
         for f in files:
             ft.add_row(f["path"] or "?", f["label"],
                        f"{f['dio_writes'] + f['buffered_writes']:,}",
-                       f"{f['fsyncs']:,}" if a.get("fsyncs_per_file") else "n/a",
+                       *((f"{f[k]:,}" if k in f else "n/a")
+                         if a.get("fsyncs_per_file") else "n/a"
+                         for k in ("fsyncs", "dsync_writes", "sync_file_ranges")),
                        f"{f['inode_lock_ns'] / 1e9:.3f} s" if f["inode_lock_ns"] else "")
         con.print(ft)
     v = a.get("verdict") or {}

@@ -142,7 +142,9 @@ class DioEntry(TypedDict, total=False):
     latency: Latency
     read_latency: Latency
     pre_iomap: Latency
-    fsync: Latency
+    fsync: Latency              # fsync, fdatasync
+    sync_file_range: Latency    # writeback hints: no durability
+    dsync_writes: Latency       # write-family calls on an O_DSYNC/O_SYNC file
 
 
 class OffcpuRecord(TypedDict, total=False):
@@ -154,6 +156,7 @@ class OffcpuRecord(TypedDict, total=False):
     kstack: list[str]
     ustack: list[str]
     syscall: int | str | None
+    dsync: bool             # in a write on an O_DSYNC/O_SYNC file (absent: no)
     count: int
     total_ns: int
     sampled_count: int
@@ -725,8 +728,12 @@ class AttachFile(ClassCounts, total=False):
     buffered_write_bytes: int
     reads: int
     block_size: int | None
-    fsyncs: int
+    fsyncs: int               # fsync, fdatasync
     fsync_ns: int
+    sync_file_ranges: int     # writeback hints: no durability
+    sync_file_range_ns: int
+    dsync_writes: int         # write-family calls on the file opened O_DSYNC/O_SYNC
+    dsync_write_ns: int
     inode_lock_waits: int
     inode_lock_ns: int
     inode_lock_kinds: list[str]
@@ -737,7 +744,9 @@ class TraceRates(TypedDict):
     """``series[].trace``: the trace's throughput in one interval, per second."""
 
     write_calls_s: float
-    fsync_calls_s: float
+    fsync_calls_s: float            # fsync, fdatasync
+    sync_file_range_calls_s: float  # writeback hints, apart: no durability
+    dsync_writes_s: float           # writes on O_DSYNC/O_SYNC files
     log_bytes_s: float
     data_bytes_s: float
     requests_s: float

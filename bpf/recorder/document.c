@@ -570,6 +570,8 @@ static void write_dio(struct rec_session *s, struct json_out *j)
 		json_lat(j, "read_latency", &d->v.read_lat);
 		json_lat(j, "pre_iomap", &d->v.pre_iomap);
 		json_lat(j, "fsync", &d->v.sync_lat);
+		json_lat(j, "sync_file_range", &d->v.range_lat);
+		json_lat(j, "dsync_writes", &d->v.dsync_lat);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -638,10 +640,13 @@ static void write_offcpu(struct rec_session *s, struct json_out *j)
 		}
 		json_frames(j, "kstack", kern);
 		json_frames(j, "ustack", have_user ? &user : NULL);
-		if (o->k.syscall != REC_NO_SYSCALL)
-			json_uint(j, "syscall", o->k.syscall);
-		else
+		if (o->k.syscall != REC_NO_SYSCALL) {
+			json_uint(j, "syscall", o->k.syscall & ~REC_SYSCALL_DSYNC);
+			if (o->k.syscall & REC_SYSCALL_DSYNC)
+				json_bool(j, "dsync", true);
+		} else {
 			json_null(j, "syscall");
+		}
 		json_uint(j, "count", o->v.count);
 		json_uint(j, "total_ns", o->v.total_ns);
 		json_uint(j, "sampled_count", o->sampled.count);

@@ -33,6 +33,7 @@
 #define REC_NR_SYSCALLS 14
 #define REC_FD_SYSCALLS 4      /* the first four write an fd */
 #define REC_SYNC_FIRST 6       /* fsync .. sync_file_range */
+#define REC_SYNC_RANGE 8       /* sync_file_range: starts writeback, promises no durability */
 #define REC_TIMED_SYSCALLS 9   /* the first nine are timed */
 #define REC_RX_FIRST 9         /* read, recvfrom, recvmsg */
 #define REC_TX_FIRST 12        /* sendto, sendmsg */
@@ -150,7 +151,9 @@ struct dio_val {
 	struct lat_stat write_lat;
 	struct lat_stat read_lat;
 	struct lat_stat pre_iomap;  /* fentry/kprobe extra: entry -> iomap_dio_rw_begin */
-	struct lat_stat sync_lat;   /* fsync, fdatasync, sync_file_range of the file */
+	struct lat_stat sync_lat;   /* fsync, fdatasync of the file */
+	struct lat_stat range_lat;  /* sync_file_range of the file (writeback, not durability) */
+	struct lat_stat dsync_lat;  /* write-family calls on the file opened O_DSYNC/O_SYNC */
 };
 
 /* Why a thread was off CPU, as far as the kernel side can tell. */
@@ -175,6 +178,10 @@ struct offcpu_key {
 };
 
 #define REC_NO_SYSCALL 0xffffffffu
+/* Set in offcpu_key.syscall: blocked in a write-family call on a file
+ * opened O_DSYNC/O_SYNC (or on a synchronous inode), whose wait is that
+ * write's durability. */
+#define REC_SYSCALL_DSYNC 0x10000u
 /* One copied user stack, sent through the ring buffer "ustack_samples".
  * regs are in the DWARF register order of the architecture; data holds
  * size bytes of the stack from regs' stack pointer up. */
@@ -270,7 +277,7 @@ struct task_val {
 	__u32 sys_idx;         /* index in the followed list + 1 (record.h); 0 = none */
 	__u32 sys_dev;         /* regular file written without O_DIRECT, or synced */
 	__u32 sys_net;         /* the fd written is a socket or pipe */
-	__u32 sys_pad;
+	__u32 sys_dsync;       /* the fd written is O_DSYNC/O_SYNC: a durability write */
 	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
 	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;
@@ -283,7 +290,7 @@ struct task_val {
 	__u32 sys_file_dev;
 	__u32 sys_file_buffered;
 	__u32 sys_file_net;
-	__u32 sys_file_pad;
+	__u32 sys_file_dsync;
 	/* stacks of the last lock wait at the same place */
 	struct stack_memo lock_memo;
 };
@@ -440,6 +447,7 @@ struct rec_bits {
 	__u32 xfs_ilock;
 	__u32 xfs_mmaplock;
 	__u32 o_direct;
+	__u32 o_dsync;           /* O_SYNC is __O_SYNC | O_DSYNC: one bit for both */
 	__u32 queue_flag_stats;  /* bit number of QUEUE_FLAG_STATS, 0xff unknown */
 	__u32 rqf_stats;         /* RQF_STATS mask, 0 unknown */
 };

@@ -292,7 +292,7 @@ const struct rec_bits tpfmt_default_bits = {
 	.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
 	.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
 	.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
-	.o_direct = O_DIRECT, .queue_flag_stats = 0xff, .rqf_stats = 0,
+	.o_direct = O_DIRECT, .o_dsync = O_DSYNC, .queue_flag_stats = 0xff, .rqf_stats = 0,
 };
 
 static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {

@@ -97,7 +97,8 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
                          "dio_writes": 0, "dio_write_bytes": 0, "buffered_writes": 0,
                          "buffered_write_bytes": 0, "reads": 0, "aligned": 0, "unaligned": 0,
                          "extending": 0, "hole": 0, "unwritten": 0, "mapped": 0, "dsync": 0,
-                         "fsyncs": 0, "fsync_ns": 0,
+                         "fsyncs": 0, "fsync_ns": 0, "sync_file_ranges": 0,
+                         "sync_file_range_ns": 0, "dsync_writes": 0, "dsync_write_ns": 0,
                          "inode_lock_waits": 0, "inode_lock_ns": 0, "inode_lock_kinds": [],
                          "causes": []}
         return rows[key]
@@ -118,8 +119,12 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
             r[k] += count_of(e.get(k))
     for f in fsync_by_file(trace):
         r = row(f.get("path"), f.get("dev"), f.get("ino"))
-        r["fsyncs"] += f.get("count", 0)
-        r["fsync_ns"] += f.get("total_ns", 0)
+        r["fsyncs"] += f["fsyncs"]
+        r["fsync_ns"] += f["fsync_ns"]
+        r["sync_file_ranges"] += f["sync_file_ranges"]
+        r["sync_file_range_ns"] += f["sync_file_range_ns"]
+        r["dsync_writes"] += f["dsync_writes"]
+        r["dsync_write_ns"] += f["dsync_write_ns"]
     for lk in trace.get("locks") or []:
         if lk.get("kind") not in INODE_LOCK_KINDS:
             continue
@@ -133,7 +138,7 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
     # the traced threads neither wrote, read, synced nor waited on is not theirs.
     rows = {k: r for k, r in rows.items()
             if r["dio_writes"] or r["buffered_writes"] or r["reads"] or r["fsyncs"]
-            or r["inode_lock_waits"]}
+            or r["sync_file_ranges"] or r["inode_lock_waits"]}
     swept = {f.get("path"): f for f in files}
     for r in rows.values():
         if r["inode_lock_ns"]:
@@ -148,7 +153,8 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
                                 "security_xattrs": sf.get("security_xattrs", [])}
             r["causes"] = match_causes(sf.get("fstype") or "", classes, facts,
                                        min_fraction=ATTACH_MIN_FRACTION)
-    return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"], -r["fsync_ns"],
+    return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"],
+                                                -(r["fsync_ns"] + r["dsync_write_ns"]),
                                                 -(r["dio_write_bytes"]
                                                   + r["buffered_write_bytes"])))
 

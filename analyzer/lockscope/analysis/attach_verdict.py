@@ -15,6 +15,7 @@ KINDS = {
     "kernel_lock": VerdictKind.OTHER_LOCK_CONTENTION,
     "user_lock": VerdictKind.USER_LOCK_CONTENTION, "durability": VerdictKind.DURABILITY_BOUND,
     "journal": VerdictKind.JOURNAL_BOUND, "block_io": VerdictKind.DEVICE_BOUND,
+    "writeback": VerdictKind.DEVICE_BOUND,
     "memory": VerdictKind.MEMORY_PRESSURE, "runqueue": VerdictKind.CPU_BOUND,
     "unclassified": VerdictKind.INCONCLUSIVE,
 }
@@ -26,6 +27,9 @@ REMEDIES = {
                    "put the log on a device with a fast cache flush (power-loss protected)"],
     "journal": ["put the filesystem journal on a faster device, or use a larger journal"],
     "block_io": ["a faster device or more parallel I/O; check the device's queue depth"],
+    "writeback": ["sync_file_range waits for the device to write back: a faster device, or "
+                  "fewer forced writebacks (PostgreSQL: checkpoint_flush_after, "
+                  "bgwriter_flush_after, backend_flush_after; 0 turns them off)"],
     "inode_lock": ["see the rule below: each names the write pattern that takes the lock "
                    "exclusive"],
     "kernel_lock": ["read the lock's kernel function in the off-CPU flame graph"],
@@ -101,13 +105,17 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
                 remedies.insert(0, c["remedy"])
     elif top["class"] in ("durability", "journal"):
         f = max((f for f in files if f["role"] in LOG_ROLES),
-                key=lambda f: (f["fsync_ns"], f["fsyncs"], f["dio_writes"] + f["buffered_writes"]),
+                key=lambda f: (f["fsync_ns"] + f["dsync_write_ns"], f["fsyncs"] + f["dsync_writes"],
+                               f["dio_writes"] + f["buffered_writes"]),
                 default=None)
         if f:
             path = f["path"]
+            synced = [f"{f['fsyncs']} fsyncs, {f['fsync_ns'] / 1e9:.2f} s" if f["fsyncs"] else "",
+                      f"{f['dsync_writes']} O_DSYNC writes, {f['dsync_write_ns'] / 1e9:.2f} s"
+                      if f["dsync_writes"] else ""]
+            said = "; ".join(x for x in synced if x)
             ev.append(f"the commit path writes {f['label']} ({path})"
-                      + (f": {f['fsyncs']} fsyncs, {f['fsync_ns'] / 1e9:.2f} s" if f["fsyncs"]
-                         else ""))
+                      + (f": {said}" if said else ""))
     elif top["class"] in ("kernel_lock", "user_lock"):
         lock = func = top["how"][0]["detail"] if top["how"] else None
     summary = f"The server's lost time is mostly {top['name']} ({share:.0%})"

@@ -31,7 +31,9 @@ ThreadClasses = dict[Any, dict[str, float]]
 RecordKey = tuple[Any, ...]
 
 WRITE_SYSCALLS = ("write", "pwrite64", "pwritev", "pwritev2", "writev")
-FSYNC_SYSCALLS = ("fsync", "fdatasync", "sync_file_range")
+# Durability calls; sync_file_range only starts (and may wait for) writeback.
+FSYNC_SYSCALLS = ("fsync", "fdatasync")
+RANGE_SYSCALL = "sync_file_range"
 
 
 def _dur_s(interval: TraceSection) -> float:
@@ -39,15 +41,27 @@ def _dur_s(interval: TraceSection) -> float:
     return max(observed_ns(interval), 1.0) / 1e9
 
 
+# dio[] latency objects of the durability calls per file -> the names of their figures
+SYNC_FIELDS = {"fsync": ("fsyncs", "fsync_ns"),
+               "sync_file_range": ("sync_file_ranges", "sync_file_range_ns"),
+               "dsync_writes": ("dsync_writes", "dsync_write_ns")}
+
+
 def fsync_by_file(section: TraceSection) -> list[dict[str, Any]]:
-    """Per-file fsync/fdatasync/sync_file_range of traced threads, where the recorder
-    has them (``dio[].fsync``, a latency object): ``{path, dev, ino, count, total_ns}``."""
+    """Per-file durability calls of traced threads, where the recorder has them
+    (``dio[].fsync``: fsync and fdatasync; ``dio[].sync_file_range``; ``dio[].dsync_writes``:
+    writes on O_DSYNC/O_SYNC files): ``{path, dev, ino, fsyncs, fsync_ns, sync_file_ranges,
+    sync_file_range_ns, dsync_writes, dsync_write_ns}``, files with any of them. Older
+    recordings counted sync_file_range in ``fsync``."""
     out = []
     for f in section.get("dio") or []:
-        fs = f.get("fsync")
-        if isinstance(fs, dict) and fs.get("count"):
-            out.append({"path": f.get("path"), "dev": f.get("dev"), "ino": f.get("ino"),
-                        "count": fs.get("count", 0), "total_ns": fs.get("total_ns", 0)})
+        row: dict[str, Any] = {"path": f.get("path"), "dev": f.get("dev"), "ino": f.get("ino")}
+        for key, (count, ns) in SYNC_FIELDS.items():
+            lat = f.get(key)
+            row[count] = lat.get("count", 0) if isinstance(lat, dict) else 0
+            row[ns] = lat.get("total_ns", 0) if isinstance(lat, dict) else 0
+        if any(row[c] for c, _ in SYNC_FIELDS.values()):
+            out.append(row)
     return out
 
 
@@ -72,8 +86,11 @@ def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) 
     calls = _syscall_counts(section)
     writes = sum((calls.get(n) or {}).get("count", 0) for n in WRITE_SYSCALLS)
     fsyncs = sum((calls.get(n) or {}).get("count", 0) for n in FSYNC_SYSCALLS)
+    ranges = (calls.get(RANGE_SYSCALL) or {}).get("count", 0)
+    by_file = fsync_by_file(section)
     if not fsyncs:
-        fsyncs = sum(f.get("count", 0) for f in fsync_by_file(section))
+        fsyncs = sum(f["fsyncs"] for f in by_file)
+    dsync = sum(f["dsync_writes"] for f in by_file)
     log_bytes = data_bytes = 0
     for f in section.get("dio") or []:
         role = file_role(f.get("path"), pg_names).role
@@ -89,6 +106,7 @@ def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) 
     # Writes to sockets and pipes are responses, not file writes.
     writes = max(writes - tx, 0)
     return {"write_calls_s": writes / dur, "fsync_calls_s": fsyncs / dur,
+            "sync_file_range_calls_s": ranges / dur, "dsync_writes_s": dsync / dur,
             "log_bytes_s": log_bytes / dur, "data_bytes_s": data_bytes / dur,
             "requests_s": rx / dur, "responses_s": tx / dur, "has_net": bool(net)}
 

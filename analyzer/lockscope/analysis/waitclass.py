@@ -25,6 +25,12 @@ Kernel facts the frame rules rest on:
   (fs/ext4/fsync.c, ext4_sync_file), XFS in ``xfs_log_force_seq``
   (fs/xfs/xfs_file.c, xfs_file_fsync). Inside those the wait is durability,
   whatever it waits on below (journal, writeback, the device).
+- ``sync_file_range`` (fs/sync.c, ksys_sync_file_range) starts writeback and may wait
+  for it, but never flushes metadata or the device cache: it promises no durability
+  (its man page says so), so its waits are ``writeback``, not durability.
+- a write on a file opened O_DSYNC/O_SYNC syncs itself: a direct one may wait only for
+  its FUA write (fs/iomap/direct-io.c, IOMAP_DIO_WRITE_THROUGH), under block I/O
+  frames; the recorder marks such records ``dsync``, and their wait is durability.
 - journal handles wait in ``start_this_handle``/``wait_transaction_locked``/
   ``add_transaction_credits`` (fs/jbd2/transaction.c).
 - block I/O waits sleep in ``io_schedule`` (kernel/sched/core.c), page and
@@ -62,6 +68,7 @@ CLASSES = {
     "idle": "idle / waiting for work",
     "user_lock": "user-space lock",
     "durability": "fsync / durability",
+    "writeback": "sync_file_range / writeback",
     "journal": "journal",
     "block_io": "block I/O",
     "inode_lock": "inode lock",
@@ -75,7 +82,7 @@ LOSS_CLASSES = tuple(c for c in CLASSES if c != "idle")
 
 # System calls by name: what blocking in each means.
 SYSCALL_CLASSES = {
-    "fsync": "durability", "fdatasync": "durability", "sync_file_range": "durability",
+    "fsync": "durability", "fdatasync": "durability", "sync_file_range": "writeback",
     "msync": "durability", "syncfs": "durability", "sync": "durability",
     "poll": "idle", "ppoll": "idle", "select": "idle", "pselect6": "idle",
     "epoll_wait": "idle", "epoll_pwait": "idle", "epoll_pwait2": "idle",
@@ -106,12 +113,14 @@ FRAME_RULES: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
                 "balance_dirty_pages", "balance_dirty_pages_ratelimited_flags",
                 "do_swap_page", "filemap_fault", "__do_fault"),
      ("shrink_", "compact_zone", "__alloc_pages_slowpath")),
+    ("writeback", ("ksys_sync_file_range", "sync_file_range", "__x64_sys_sync_file_range",
+                   "__arm64_sys_sync_file_range", "__ia32_sys_sync_file_range"), ()),
     ("durability", ("vfs_fsync_range", "do_fsync", "generic_write_sync", "ext4_sync_file",
-                    "xfs_file_fsync", "ksys_sync_file_range", "jbd2_log_wait_commit",
+                    "xfs_file_fsync", "jbd2_log_wait_commit",
                     "jbd2_complete_transaction", "xfs_log_force_seq", "file_write_and_wait_range",
-                    "__x64_sys_fsync", "__x64_sys_fdatasync", "__x64_sys_sync_file_range",
+                    "__x64_sys_fsync", "__x64_sys_fdatasync",
                     "__arm64_sys_fsync", "__arm64_sys_fdatasync", "__x64_sys_msync",
-                    "__arm64_sys_sync_file_range", "__arm64_sys_msync"), ()),
+                    "__arm64_sys_msync"), ()),
     ("journal", ("start_this_handle", "wait_transaction_locked", "add_transaction_credits",
                  "jbd2_journal_start_reserved"), ("jbd2_", "__jbd2_", "xlog_", "xfs_log_")),
     ("block_io", ("__wait_on_buffer", "blk_mq_get_tag",
@@ -138,6 +147,9 @@ USER_DURABILITY = ("log_write_up_to", "group_commit_lock::acquire", "log_flush_u
                    "MYSQL_BIN_LOG::write_transaction_to_binlog_events",
                    "wait_for_commit::wait_for_prior_commit", "XLogFlush",
                    "SyncRepWaitForLSN")
+# What an O_DSYNC write (``dsync`` record) waits on for its own durability; a lock,
+# a page fault or reclaim on the way keep their class.
+DSYNC_BELOW = ("durability", "journal", "block_io", "writeback")
 ENTRY_PREFIXES = ("__x64_sys_", "__arm64_sys_", "__ia32_sys_", "__se_sys_", "__do_sys_")
 
 
@@ -203,6 +215,9 @@ def classify(record: OffcpuRecord, lock_kinds: dict[str | None, str] | None = No
     if syscall in FUTEX_SYSCALLS or "futex_wait" in names or "futex_do_wait" in names:
         return _futex(record, idle_tids, user_classifier)
     by_frame = _frame_rule(names)
+    if record.get("dsync") and (by_frame is None or by_frame.cls in DSYNC_BELOW):
+        below = f" → {by_frame.detail}" if by_frame else ""
+        return Classed("durability", "syscall", f"{syscall or 'write'} on an O_DSYNC file{below}")
     # A rule on the waiting path (durability first) beats what the call is in general;
     # an idle call's own wait frames (ep_poll, sk_wait_data) land in idle either way.
     if by_frame and by_frame.cls != "idle":
@@ -227,13 +242,14 @@ SWEEP_PARTS = {"block_io": "block_io", "journal": "journal"}
 
 def sweep_part(record: OffcpuRecord) -> str:
     """The sweep's part of one blocked ``offcpu`` record: ``block_io``, ``journal`` or
-    ``other_offcpu``, by ``classify``. A durability wait (fsync, O_DSYNC) counts
+    ``other_offcpu``, by ``classify``. A durability wait (fsync, O_DSYNC) or a
+    writeback one (sync_file_range) counts
     as what it waits on below: the journal commit or the device (the sweep's
     workloads write; they do not wait for clients)."""
     cls = classify(record).cls
-    if cls == "durability":
+    if cls in ("durability", "writeback"):
         below = _frame_rule([frame_name(f) for f in record.get("kstack") or []],
-                            skip=("durability",))
+                            skip=("durability", "writeback"))
         cls = below.cls if below else cls
     return SWEEP_PARTS.get(cls, "other_offcpu")
 

@@ -10,6 +10,7 @@ from .plots import Plot, _figure, render_plots
 
 CLASS_COLORS = {
     "oncpu": "#4daf4a", "idle": "#e0e0e0", "user_lock": "#fdae61", "durability": "#9e76c8",
+    "writeback": "#74add1",
     "journal": "#c2a5cf", "block_io": "#4575b4", "inode_lock": "#b2182b",
     "kernel_lock": "#f46d43", "memory": "#8c510a", "runqueue": "#b8e186",
     "unclassified": "#969696",

@@ -30,6 +30,13 @@ def attach_analysis(doc: ResultsDoc) -> AttachAnalysis:
     return a if isinstance(a, dict) and "classes" in a else analyze_attach(doc)
 
 
+def _calls(f: Any, count: str, ns: str) -> str:
+    """``12,345 (1.2 s)``; n/a in a results.json from before the figure existed."""
+    if count not in f:
+        return "n/a"
+    return f"{f[count]:,}" + (f" ({duration_ns(f[ns])})" if f.get(ns) else "")
+
+
 def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
     """Everything the attach templates show, already formatted."""
     a = attach_analysis(doc)
@@ -49,6 +56,10 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
               "bytes": size_bytes(f["dio_write_bytes"] + f["buffered_write_bytes"]),
               "fsyncs": (f"{f['fsyncs']:,}" + (f" ({duration_ns(f['fsync_ns'])})"
                                                 if f["fsync_ns"] else ""))
+              if a.get("fsyncs_per_file") else "n/a",
+              "dsync_writes": _calls(f, "dsync_writes", "dsync_write_ns")
+              if a.get("fsyncs_per_file") else "n/a",
+              "sync_file_ranges": _calls(f, "sync_file_ranges", "sync_file_range_ns")
               if a.get("fsyncs_per_file") else "n/a",
               "dio": ", ".join(f"{k} {f[k]:,}" for k in ("aligned", "unaligned", "extending",
                                                          "hole", "unwritten", "mapped", "dsync")
