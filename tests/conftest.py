@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "analyzer"))
 
-from lockscope.loopfs import LoopFilesystem, make_loopfs  # noqa: E402
+from lockscope.run.loopfs import LoopFilesystem, make_loopfs  # noqa: E402
 
 KERNEL_TESTS_REQUIRED = os.environ.get("LOCKSCOPE_KERNEL_TESTS") == "1"
 

@@ -3,7 +3,7 @@
 Each server lives on a loop-backed ext4 or XFS image made for it, listens only
 on a private Unix socket (no TCP port), and is stopped, its image unmounted and
 deleted, on every exit path of the ``with`` block. The servers' lifecycle is the
-package's (lockscope.dbserver); load comes from the databases' own benchmark
+package's (lockscope.run.dbserver); load comes from the databases' own benchmark
 clients (sysbench ``oltp_write_only``, pgbench), whose own TPS the tests compare
 against.
 """
@@ -16,12 +16,12 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from lockscope import dbserver
-from lockscope.dbserver import Server
-from lockscope.dbserver.mariadb import mariadbd_binary, mysql_query, sysbench_argv
-from lockscope.dbserver.postgres import pgbench_argv
-from lockscope.loopfs import make_loopfs
-from lockscope.workload.parsers import ToolOutputError, parse_pgbench, parse_sysbench
+from lockscope.run import dbserver
+from lockscope.run.dbserver import Server
+from lockscope.run.dbserver.mariadb import mariadbd_binary, mysql_query, sysbench_argv
+from lockscope.run.dbserver.postgres import pgbench_argv
+from lockscope.run.loopfs import make_loopfs
+from lockscope.run.workload.parsers import ToolOutputError, parse_pgbench, parse_sysbench
 
 __all__ = ["MariaDB", "Server", "mariadb", "mariadbd_binary", "mysql_query", "postgres"]
 

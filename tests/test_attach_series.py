@@ -124,7 +124,7 @@ def test_a_sliver_at_the_end_is_folded_into_the_interval_before():
 
 
 def test_mysql_logins_from_a_socket_or_a_url(tmp_path):
-    from lockscope.dbstats import DbUnavailable, mysql_params
+    from lockscope.run.dbstats import DbUnavailable, mysql_params
 
     assert mysql_params("/run/mysqld/mysqld.sock")["unix_socket"] == "/run/mysqld/mysqld.sock"
     p = mysql_params("mysql://ro:s%40cret@db.example:3307/")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lockscope import loopfs, procledger
+from lockscope.run import loopfs, procledger
 
 from conftest import require_tool
 
@@ -81,8 +81,8 @@ def test_private_dirs_go_with_the_entry(ledger, tmp_path):
 
 CHILD = textwrap.dedent("""
     import json, sys, time
-    from lockscope import dbserver
-    from lockscope.loopfs import make_loopfs
+    from lockscope.run import dbserver
+    from lockscope.run.loopfs import make_loopfs
     fs = make_loopfs(sys.argv[1], size_bytes=1 << 30)
     db = dbserver.SERVERS[sys.argv[2]](fs.path / "db", made_above=fs.path.parent)
     db.start()

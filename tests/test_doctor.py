@@ -65,7 +65,7 @@ def test_doctor_json_matches_this_kernel():
 
 
 def test_needed_tracepoints_come_from_the_groups():
-    from lockscope.commands.doctor import needed_tracepoints
+    from lockscope.cli.doctor_cmd import needed_tracepoints
 
     groups = [
         {"name": "lock", "needs": ["lock:contention_begin", "lock:contention_end"],
@@ -100,7 +100,7 @@ def test_a_listing_that_times_out_is_a_failed_check_with_its_reason():
 def test_a_slow_listing_shows_progress(monkeypatch):
     import io
 
-    from lockscope import probe_groups
+    from lockscope.run import probe_groups
 
     monkeypatch.setattr(probe_groups, "QUIET_S", 0.0)
     monkeypatch.setattr(probe_groups, "PROGRESS_S", 0.2)
@@ -113,7 +113,7 @@ def test_a_slow_listing_shows_progress(monkeypatch):
 def test_a_kernel_without_btf_gets_one_clear_line(monkeypatch):
     """No vmlinux BTF: one line says so; no probe group is tried (each would fail for that
     one reason), and doctor is not ok."""
-    from lockscope.commands import doctor
+    from lockscope.cli import doctor_cmd as doctor
 
     monkeypatch.setattr(doctor, "VMLINUX_BTF", "/nonexistent/btf/vmlinux")
     checks = doctor.run_checks(60)
@@ -125,7 +125,7 @@ def test_a_kernel_without_btf_gets_one_clear_line(monkeypatch):
 
 
 def test_fallbacks_are_named():
-    from lockscope.probe_groups import fallback_note
+    from lockscope.run.probe_groups import fallback_note
 
     assert fallback_note({"name": "lock", "attach": "tp_btf", "reason": None,
                           "needs": ["a:b"], "tracepoints": ["a:b"]}) == ""

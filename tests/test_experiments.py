@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from lockscope.cli import build_parser
+from lockscope.cli.main import build_parser
 from lockscope.experiments import claims as c
 from lockscope.experiments.catalog import EXPERIMENTS, SCALES
-from lockscope.experiments.model import Measured, Ratio, ratio_of
-from lockscope.experiments.render import MARKER, experiment_view, render
+from lockscope.experiments.definition import Measured, Ratio, ratio_of
+from lockscope.experiments.page import MARKER, experiment_view, render
 from lockscope.experiments.tables import figure_rows
-from lockscope.workload.template import check_template
+from lockscope.run.workload.template import check_template
 
 
 def measured(values: dict, verdicts: dict | None = None) -> Measured:

@@ -28,7 +28,7 @@ from lockscope.analysis.holders import (
     split,
 )
 from lockscope.analysis.runs import lock_key
-from lockscope.loopfs import make_loopfs
+from lockscope.run.loopfs import make_loopfs
 
 from conftest import ROOT, require_kernel
 from record_common import file_locks, record_binary, recorder

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from lockscope import loopfs
 from lockscope.errors import UsageError
+from lockscope.run import loopfs
 
 pytestmark = pytest.mark.kernel
 

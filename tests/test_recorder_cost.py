@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockscope.recorder_cost import cost_sentence, recorder_cost, shed_notes
+from lockscope.analysis.recorder_cost import cost_sentence, recorder_cost, shed_notes
 
 
 def trace(share: float, user: float, shed=(), detached=False, budget=2.0) -> dict:

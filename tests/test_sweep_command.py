@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from test_sweep import ENV, assert_nothing_left, lockscope
 
-from lockscope.host import cgroup2_root
 from lockscope.report.notes import missing_notes
+from lockscope.run.host import cgroup2_root
 
 from conftest import require_tool
 
@@ -227,8 +227,8 @@ def test_ctrl_c_ends_the_command_tree(tmp_path):
 
 @pytest.mark.kernel
 def test_a_killed_sweeps_command_is_ended_by_the_next(tmp_path):
-    from lockscope import loopfs
-    from lockscope.workload import scope
+    from lockscope.run import loopfs
+    from lockscope.run.workload import scope
 
     proc = start_sweep(tmp_path / "killed", TREE)
     try:
@@ -271,9 +271,9 @@ def test_trace_comm_traces_only_threads_of_that_name(tmp_path):
 def test_without_cgroup_v2_the_started_pids_are_traced(tmp_path, ext4_fs, monkeypatch):
     """Hosts without a writable cgroup v2 mount: the recorder follows the pids the point
     started (a simple command is exec'd, so the tool is one of them)."""
-    from lockscope.workload import scope
-    from lockscope.workload.runner import CommandSpec, run_command_point
-    from lockscope.workload.template import Split
+    from lockscope.run.workload import scope
+    from lockscope.run.workload.command_point import CommandSpec, run_command_point
+    from lockscope.run.workload.template import Split
 
     require_tool("dd")
     monkeypatch.setattr(scope, "cgroup2_root", lambda: None)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_sweep import assert_nothing_left, interrupt_after_first_point, lockscope
 
-from lockscope import procledger
+from lockscope.run import procledger
 
 from conftest import require_tool
 

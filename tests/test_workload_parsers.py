@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.analysis.runs import workload_figures
-from lockscope.workload.parsers import (
+from lockscope.run.workload.parsers import (
     PARSERS,
     ToolOutputError,
     parse_dd,

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from lockscope.workload.runner import CommandSpec, PointFailed, run_command_point
-from lockscope.workload.template import Split
+from lockscope.run.workload.command_point import CommandSpec, PointFailed, run_command_point
+from lockscope.run.workload.template import Split
 
 
 def run(tmp_path, spec: CommandSpec, threads: int = 1):
@@ -59,7 +59,7 @@ def test_unreadable_report_names_the_tool_and_the_line(tmp_path):
 
 
 def test_the_point_directory_is_emptied_of_what_the_command_made(tmp_path):
-    from lockscope.point import clean_workdir
+    from lockscope.run.point import clean_workdir
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.errors import UsageError
-from lockscope.workload.template import (
+from lockscope.run.workload.template import (
     POINT_FIELDS,
     THREAD_FIELDS,
     Split,
@@ -120,6 +120,6 @@ def test_cli_command_excludes_scenario():
     ("echo 'a;b'", True),
 ])
 def test_one_simple_command_is_execed(line, execed):
-    from lockscope.workload.gate import exec_form
+    from lockscope.run.workload.gate import exec_form
 
     assert exec_form(line) == (f"exec {line}" if execed else line)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from lockscope.analysis.runs import trace_breakdown
-from lockscope.workload.workers import worker_threads
+from lockscope.run.workload.workers import worker_threads
 
 TRACE = json.loads((Path(__file__).resolve().parent / "data" / "workload"
                     / "fio-2jobs-trace-threads.json").read_text())

@@ -471,7 +471,7 @@ class ResultsDoc(TypedDict, total=False):
     attach: dict[str, Any]
     db: DbDoc | None
     analysis: Analysis
-    failed_point: FailedPoint   # the point that stopped the sweep (workload/points.py)
+    failed_point: FailedPoint   # the point that stopped the sweep (run/workload/points.py)
 
 
 # ---------------------------------------------------------------- analysis.<fs> (sweep)

@@ -4,7 +4,7 @@ claims they support, and how each is rerun here, scaled down to minutes on a sma
 from __future__ import annotations
 
 from . import claims as c
-from .model import Claim, Experiment, Outcome, Ratio, Scale, Sweep
+from .definition import Claim, Experiment, Outcome, Ratio, Scale, Sweep
 
 VS_1 = Ratio("threads", 1, "vs 1 thread")
 VS_EXT4 = Ratio("fs", "ext4", "vs ext4")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .model import Measured, Outcome
+from .definition import Measured, Outcome
 
 FLAT = 1.15      # a speedup below this is "does not scale"
 SCALES = 1.3     # a speedup at or above this is "scales"

@@ -3,7 +3,7 @@ verdict per filesystem, and the facts behind it (DIO write states, journal share
 
 from __future__ import annotations
 
-from .model import Key
+from .definition import Key
 
 
 def points(doc: dict, case: str) -> dict[Key, float]:

@@ -5,7 +5,7 @@ the template only lays these out."""
 from __future__ import annotations
 
 from .claims import HOLDS, MISSING
-from .model import Experiment, Key, Measured, Outcome, ratio_of
+from .definition import Experiment, Key, Measured, Outcome, ratio_of
 
 
 def figure_rows(exp: Experiment, measured: Measured) -> list[dict]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .. import __version__
+from ..analysis.recorder_cost import cost_sentence, shed_notes
 from ..analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of
-from ..recorder_cost import cost_sentence, shed_notes
 from ..schema import ResultsDoc, Run
 from . import fmt
 from .flame.graphs import group_runs

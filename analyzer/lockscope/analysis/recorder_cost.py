@@ -1,0 +1,93 @@
+"""What recording cost, from the recorder's own measurement (its ``overhead`` object,
+docs/recorder-json.md): per point for results.json, one sentence for the terminal and
+the report, and notes for what --max-overhead shed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..schema import Run, RunRecorderCost
+
+_SHED_WORDS = {"user_stacks": "user stacks", "stacks": "all stacks", "all": "every probe"}
+
+
+def _shed_words(what: str) -> str:
+    """A shed step in words; "duty 35%" lowered the time the probes were attached."""
+    if what.startswith("duty "):
+        return f"probe time down to {what[5:]} (--duty)"
+    return _SHED_WORDS.get(what, f"the {what} probes")
+
+
+def recorder_cost(trace: Any) -> RunRecorderCost | None:
+    """``runs[].recorder_cost``: the point's BPF and recorder-process CPU shares and what
+    was shed; None without a trace or without the recorder's measurement."""
+    o = trace.get("overhead") if isinstance(trace, dict) else None
+    if not isinstance(o, dict):
+        return None
+    user = o.get("user")
+    if not isinstance(user, dict):
+        user = {}
+    shed = [s for s in o.get("shed") or [] if isinstance(s, dict)]
+    return {"bpf_cpu_share": o.get("cpu_share"), "bpf_ns": o.get("bpf_ns"),
+            "user_cpu_share": user.get("cpu_share"),
+            "max_overhead_pct": o.get("max_overhead_pct"),
+            "shed": [{"what": s.get("what"), "after_s": round((s.get("after_ns") or 0) / 1e9, 1)}
+                     for s in shed],
+            "detached": bool(o.get("detached"))}
+
+
+def _cost(run: Run) -> RunRecorderCost | None:
+    cost = run.get("recorder_cost")
+    return cost if isinstance(cost, dict) else recorder_cost(run.get("trace"))
+
+
+def _label(run: Run) -> str:
+    return f"{run.get('fs', '?')} {run.get('threads', '?')} threads"
+
+
+def _pct(share: float) -> str:
+    """A CPU share as a percentage, with a second decimal below 0.1% (never a bare 0.0%)."""
+    return f"{share:.1%}" if share >= 0.001 or share == 0 else f"{share:.2%}"
+
+
+def cost_sentence(runs: list[Run]) -> str | None:
+    """E.g. "the recorder used 0.6% of the CPUs (mean of 8 points; at most 0.9%, xfs 8
+    threads), and its own process 0.2%"; None when no run measured it."""
+    measured: list[tuple[Run, float]] = []
+    users: list[float] = []
+    for r in runs:
+        c = _cost(r) if isinstance(r, dict) else None
+        share = c.get("bpf_cpu_share") if c else None
+        if c and isinstance(share, (int, float)):
+            measured.append((r, float(share)))
+            user = c.get("user_cpu_share")
+            if isinstance(user, (int, float)):
+                users.append(float(user))
+    if not measured:
+        return None
+    shares = [s for _, s in measured]
+    worst_run, worst = max(measured, key=lambda rs: rs[1])
+    text = f"the recorder used {_pct(sum(shares) / len(shares))} of the CPUs"
+    if len(measured) > 1:
+        text += (f" (mean of {len(measured)} points; at most "
+                 f"{_pct(worst)}, {_label(worst_run)})")
+    if users:
+        text += f", and its own process {_pct(sum(users) / len(users))}"
+    return text
+
+
+def shed_notes(runs: list[Run]) -> list[str]:
+    """One note per run where the recorder shed stacks or probes to keep its budget."""
+    notes = []
+    for run in runs:
+        cost = _cost(run) if isinstance(run, dict) else None
+        if not cost or not cost.get("shed"):
+            continue
+        steps = ", ".join(f"{_shed_words(str(s['what']))} "
+                          f"after {s['after_s']:.1f} s" for s in cost["shed"])
+        note = (f"{_label(run)}: the recorder went over its --max-overhead budget of "
+                f"{cost.get('max_overhead_pct')}% and shed {steps}")
+        if cost.get("detached"):
+            note += "; its trace covers only the time before it detached"
+        notes.append(note + ".")
+    return notes

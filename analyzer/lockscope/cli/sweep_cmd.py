@@ -1,0 +1,527 @@
+"""``lockscope sweep``: the workload at several thread counts on one or more filesystems,
+traced, analyzed, and summarized.
+
+Points are interleaved across filesystems (repeat → threads → fs), so that drift on a
+noisy machine hits every filesystem alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from ..analysis.recorder_cost import recorder_cost
+from ..binaries import find_binary
+from ..errors import LockscopeError, UsageError
+from ..results import SCHEMA, save_results
+from ..run.host import filesystem_facts, host_facts
+from ..run.loopfs import make_loopfs
+from ..run.outdir import new_out_dir
+from ..run.point import clean_workdir, engine_argv, run_point
+from ..run.progress import SweepProgress
+from ..run.scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
+from ..run.workload.command_point import PointFailed, run_command_point
+from ..run.workload.options import add_command_arguments, command_spec
+from ..run.workload.points import (
+    cleanup_stale_cgroups,
+    command_space_needed,
+    command_workload,
+    failed_point,
+)
+from ..run.workload.preset_sweep import (
+    add_preset_arguments,
+    preset_of,
+    run_facts,
+    space_needed,
+    start_servers,
+    workload_facts,
+)
+from ..schema import ResultsDoc
+from ..sizes import parse_size
+
+# ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
+SUPPORTED_FS = ("ext4", "xfs", "ext2", "ext3")
+DEFAULT_RUNTIME_S = 8
+DEFAULT_IMAGE = "4g"
+
+
+def parse_threads(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) <= 0:
+            raise argparse.ArgumentTypeError(f"'{part}' is not a positive integer")
+        out.append(int(part))
+    return sorted(set(out))
+
+
+def parse_fs(text: str) -> list[str]:
+    fss = [f.strip() for f in text.split(",") if f.strip()]
+    for f in fss:
+        if f not in SUPPORTED_FS:
+            raise argparse.ArgumentTypeError(
+                f"'{f}' is not supported (use {', '.join(SUPPORTED_FS)})")
+    if not fss:
+        raise argparse.ArgumentTypeError("no filesystem given")
+    return list(dict.fromkeys(fss))
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "sweep", help="run the workload at several thread counts, traced, and explain it",
+        description="Run a fio-style workload at each thread count on each filesystem with "
+        "the eBPF recorder attached, then analyze where threads waited and why throughput "
+        "stops scaling. With no arguments: 4 KiB random O_DIRECT writes into one shared "
+        "sparse file, threads 1,2,4,8, on fresh loop-backed ext4 and XFS images.")
+    p.add_argument("--fs", default="ext4,xfs", type=parse_fs,
+                   help="filesystems to compare, comma-separated: ext4, xfs, ext2, ext3 "
+                   "(default: ext4,xfs)")
+    p.add_argument("--threads", default="1,2,4,8", type=parse_threads,
+                   help="thread counts, comma-separated (default: 1,2,4,8)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--scenario", default=None,
+                     help=f"built-in scenario (default: {DEFAULT}; see lockscope scenarios)")
+    src.add_argument("--job", metavar="FILE.fio", help="a fio job file instead of a scenario")
+    add_command_arguments(p, src)
+    add_preset_arguments(p, src)
+    p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
+                   help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="a --command or --preset point still running after S seconds is "
+                   "killed and the sweep stops there (default: 10 x --runtime + 60; 0: no "
+                   "limit)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="runs per point, interleaved (default: 1)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default: ./lockscope-YYYYmmdd-HHMMSS)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--image-size", default=DEFAULT_IMAGE, metavar="SIZE",
+                       help=f"size of each sparse loop image (default: {DEFAULT_IMAGE})")
+    where.add_argument("--target", metavar="DIR", action="append",
+                       help="run in a new subdirectory of this existing ext4/XFS directory "
+                       "instead of a loop image (repeat for several filesystems)")
+    p.add_argument("--image-dir", default=None, metavar="DIR",
+                   help="where loop images are made (default: $LOCKSCOPE_IMAGE_DIR or /var/tmp)")
+    p.add_argument("--no-trace", action="store_true",
+                   help="run the workload only, without the recorder")
+    p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.add_argument("--max-overhead", type=float, default=0, metavar="PCT",
+                   help="the recorder's BPF CPU budget in percent of the CPUs: above it, it "
+                   "sheds stacks, then probe groups (default 0: never; a sweep's points are "
+                   "measurements and the analysis needs every probe)")
+    p.set_defaults(func=run)
+
+
+def _time_limit(args) -> float | None:
+    """--time-limit in seconds, None for no limit."""
+    if args.time_limit is None:
+        return 10 * args.runtime + 60
+    return args.time_limit or None
+
+
+def _engine_workload(scenario: Scenario) -> dict:
+    return {"scenario": scenario.name, "description": scenario.description,
+            "job": scenario.job}
+
+
+def _scenario(args) -> Scenario:
+    if args.job:
+        return scenario_from_job_file(args.job)
+    return get_scenario(args.scenario or DEFAULT)
+
+
+
+def _targets(args) -> dict[str, str]:
+    """--target directories by fs label; each must be a directory on ext4 or XFS."""
+    from ..run.host import mount_of
+
+    targets: dict[str, str] = {}
+    for t in args.target or []:
+        if not os.path.isdir(t):
+            raise UsageError(f"--target: {t} is not a directory")
+        fstype = mount_of(t).get("fstype")
+        if fstype not in SUPPORTED_FS:
+            raise UsageError(f"--target: {t} is on {fstype or 'an unknown filesystem'}, "
+                             f"not one of {', '.join(SUPPORTED_FS)}")
+        label = fstype if fstype not in targets else f"{fstype}-{len(targets)}"
+        targets[label] = t
+    return targets
+
+
+def _validate_job(scenario: Scenario, args) -> None:
+    """The job as the points will run it, parsed by lockscope-load --parse-only: a bad
+    option or value is refused here, before any image, mount or directory is made."""
+    argv = engine_argv(scenario.job, max(args.threads), args.runtime,
+                       Path("/nonexistent/lockscope-check"), "check", Path(os.devnull))
+    res = subprocess.run(argv + ["--parse-only"], capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        lines = res.stderr.strip().splitlines()
+        msg = lines[-1] if lines else f"lockscope-load exited {res.returncode}"
+        raise UsageError(f"{scenario.description}: {msg.removeprefix('lockscope-load: ')}")
+
+
+def _space_needed(scenario: Scenario, threads: list[int]) -> int:
+    size = parse_size(scenario.job.get("size", "1g"))
+    # lockscope-load: per-thread files, and appends (each thread may add `size`).
+    per_thread = scenario.file_per_thread or scenario.job.get("layout") == "append"
+    files = max(threads) if per_thread else 1
+    return int(size * files * 1.1) + (64 << 20)
+
+
+def _check_space(path: str, need: int, what: str) -> None:
+    free = shutil.disk_usage(path).free
+    if free < need:
+        raise UsageError(f"not enough space for {what}: {need >> 20} MiB needed, "
+                         f"{free >> 20} MiB free in {path}")
+
+
+def run(args) -> int:
+    preset = preset_of(args)  # a preset sets its own client, parser and traced processes
+    args.command_spec = command_spec(args)  # a bad template is refused before anything
+    if args.time_limit is not None and args.time_limit < 0:
+        raise UsageError("--time-limit must be >= 0")
+    if os.geteuid() != 0:
+        raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
+                             "(lockscope doctor has the detail)")
+    if args.runtime <= 0:
+        raise UsageError("--runtime must be > 0")
+    if args.repeat < 1:
+        raise UsageError("--repeat must be >= 1")
+    if not 0 <= args.max_overhead <= 100:
+        raise UsageError("--max-overhead must be between 0 and 100")
+    scenario = _scenario(args) if not (args.command_spec or preset) else None
+    if scenario:
+        _validate_job(scenario, args)  # fail before making anything
+    else:
+        cleanup_stale_cgroups()
+    if not args.no_trace:
+        find_binary("lockscope-record")
+    targets = _targets(args)
+    fss = list(targets) if targets else args.fs
+    image_bytes = parse_size(args.image_size) if not targets else None
+    need = (_space_needed(scenario, args.threads) if scenario
+            else space_needed(preset, args.db_scale) if preset
+            else command_space_needed(args.command_spec))
+    if targets:
+        for t in targets.values():
+            _check_space(t, need, f"the workload on {t}")
+    else:
+        assert image_bytes is not None
+        if image_bytes < need:
+            raise UsageError(f"--image-size {args.image_size} is too small for the workload "
+                             f"({need >> 20} MiB needed)")
+        image_dir = args.image_dir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
+        Path(image_dir).mkdir(parents=True, exist_ok=True)
+        _check_space(image_dir, need * len(fss), f"{len(fss)} loop image(s)")
+    out = new_out_dir(args.out, "lockscope")
+
+    doc: ResultsDoc = {
+        "schema": SCHEMA, "partial": True,
+        "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"),
+        # `lockscope ...` and `python -m lockscope ...` both leave the options in argv[1:]
+        "command": ["lockscope"] + sys.argv[1:],
+        "host": host_facts(),
+        "workload": {**(_engine_workload(scenario) if scenario
+                        else workload_facts(preset, args.db_scale) if preset
+                        else command_workload(args.command_spec)),
+                     "runtime_s": args.runtime, "threads": args.threads,
+                     "repeat": args.repeat},
+        "runs": [], "analysis": {},
+    }
+    doc["reproduce"] = [shlex.join(doc["command"])]
+    # SIGTERM should clean up like Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    interrupted = False
+    failed: PointFailed | None = None
+    stack = ExitStack()
+    try:
+        try:
+            # the first module is imported while the images are made
+            first = Background(_warm, WARM_MODULES[0])
+            try:
+                roots: dict[str, Path] = {}
+                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc, roots)
+                servers = start_servers(stack, preset, args.db_scale, workdirs, roots,
+                                        doc) if preset else {}
+            except BaseException:
+                first.wait()
+                raise
+            _run_points(doc, scenario, fss, workdirs, args, out, first.wait, servers)
+        except KeyboardInterrupt:
+            interrupted = True
+        except PointFailed as exc:
+            failed = exc  # the completed points are analyzed; the sweep ends non-zero
+        except LockscopeError:
+            stack.close()
+            # Keep the completed points before reporting the failure.
+            doc["analysis"] = {}
+            save_results(out / "results.json", doc)
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        # The images are unmounted, detached and deleted while the analysis and the
+        # report run: deleting a fragmented image takes seconds of kernel time.
+        cleanup = Background(stack.close)
+        try:
+            return _finish(doc, out, interrupted, args, failed)
+        finally:
+            cleanup.wait()
+    finally:
+        stack.close()  # what is left after a failure (a no-op after cleanup)
+
+
+class Background:
+    """A call in a thread; wait() joins it and raises what it raised. Not a daemon:
+    the interpreter still finishes it if the main thread is interrupted."""
+
+    def __init__(self, fn, *args) -> None:
+        self._error: BaseException | None = None
+
+        def call() -> None:
+            try:
+                fn(*args)
+            except BaseException as exc:  # handed to wait()
+                self._error = exc
+
+        self._thread = threading.Thread(target=call, name=getattr(fn, "__name__", "work"))
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc,
+             roots: dict[str, Path]) -> dict[str, Path]:
+    """Make (or enter) one working directory per filesystem; undone by the ExitStack
+    (loop filesystems are torn down in parallel: each teardown waits on the kernel).
+    ``roots`` gets the highest directory lockscope made above each working directory."""
+    workdirs = {}
+    made: list[Any] = []
+    stack.callback(lambda: _destroy_all(made))
+    for label in fss:
+        if targets:
+            base = targets[label]
+            wd = Path(base) / datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S-%f")
+            wd.mkdir()
+            stack.callback(_remove_tree_we_made, wd)
+            roots[label] = wd
+            doc["host"]["filesystems"][label] = filesystem_facts(str(wd))
+        else:
+            fs = make_loopfs(label, size_bytes=image_bytes, workdir=args.image_dir)
+            made.append(fs)
+            wd = fs.path / "lockscope"
+            wd.mkdir()
+            roots[label] = fs.path.parent  # the private directory of image and mount
+            doc["host"]["filesystems"][label] = {
+                **filesystem_facts(str(wd), fs.image, image_bytes),
+                "device": fs.device, "fstype": fs.fstype}
+        workdirs[label] = wd
+    return workdirs
+
+
+def _destroy_all(made: list) -> None:
+    jobs = [Background(fs.destroy, True) for fs in made]
+    made.clear()
+    for job in jobs:
+        job.wait()
+
+
+def _remove_tree_we_made(wd: Path) -> None:
+    if wd.is_dir():
+        clean_workdir(wd)
+        wd.rmdir()
+
+
+# Imported while the images are made (the first) and while points lay out and attach
+# (never during a timed phase), so that the analysis and the report at the end start
+# without paying for them.
+WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
+
+
+def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
+                servers: dict | None = None) -> None:
+    order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
+    # waits for background work and a detaching recorder: all done before timing
+    pending: list = [warming]
+    warm = list(WARM_MODULES[1:] if not args.no_report else [])
+    probing = KindsSeen()
+
+    def settle() -> None:
+        while pending:
+            pending.pop(0)()
+
+    try:
+        with SweepProgress(len(order), args.runtime) as progress:
+            for i, (rep, n, fs) in enumerate(order):
+                label = f"{fs} threads={n}" + (f" repeat {rep + 1}/{args.repeat}"
+                                               if args.repeat > 1 else "")
+                progress.start_point(i, label)
+                wd = workdirs[fs]
+                scratch = out / "points" / f"{fs}-{n}-{rep}"
+                if warm:
+                    pending.append(Background(_warm, warm.pop(0)).wait)
+                # the previous point is saved, and its recorder detaches, while this one
+                # lays out and attaches; all of it ends before the timed phase
+                # --raw-syscalls: two syscall links, not ~25 per-call events that the
+                # kernel unregisters one at a time (~0.85 s of detach the next point waits
+                # for); each costs a run per system call of the machine instead
+                recorder_args = (["--max-overhead", f"{args.max_overhead:g}", "--raw-syscalls"]
+                                 + probing.args() + point_fs_args(doc, fs))
+                if scenario:
+                    res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
+                                    trace=not args.no_trace, on_status=progress.status,
+                                    recorder_args=recorder_args, before_timed=settle)
+                else:
+                    try:
+                        spec = servers[fs].spec if servers else args.command_spec
+                        res = run_command_point(spec, n, args.runtime, wd,
+                                                scratch, trace=not args.no_trace,
+                                                recorder_args=recorder_args,
+                                                before_timed=settle, on_phase=progress.phase,
+                                                limit_s=_time_limit(args))
+                    except PointFailed as exc:
+                        doc["failed_point"] = failed_point(fs, n, rep, exc)
+                        raise PointFailed(f"{label}: {exc}", exc.exit_status,
+                                          exc.stderr_line) from None
+                if servers:
+                    res.workload["ops_unit"] = "TPS"
+                pending.append(res.wait_detached)
+                probing.learn(res.trace)
+                doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
+                                    "workload": res.workload, "trace": res.trace,
+                                    "trace_error": res.trace_error, "files": res.files,
+                                    "phases_s": res.phases_s,
+                                    "recorder_cost": recorder_cost(res.trace),
+                                    **run_facts(servers, fs)})
+                if res.engine_argv:
+                    doc["runs"][-1]["engine_argv"] = ([Path(res.engine_argv[0]).name]
+                                                      + res.engine_argv[1:])
+                clean_workdir(wd)
+                progress.end_point(i, label, res.workload, res.trace_error)
+                # Keep what is done on disk: a crash later still leaves a readable
+                # recording. Everything the point's scratch held is now in the results.
+                pending.append(Background(_save_point, out, doc, scratch).wait)
+    finally:
+        settle()
+    if (out / "points").is_dir():
+        shutil.rmtree(out / "points")
+
+
+def point_fs_args(doc, label: str) -> list[str]:
+    """The recorder's --fs for a point: its filesystem's type, so the other filesystem's
+    probe groups (which would fire for every process on the machine, a loop device's
+    worker included) stay off. Named here, not detected: the recorder attaches before
+    the point's processes open their files."""
+    fstype = ((doc.get("host") or {}).get("filesystems") or {}).get(label, {}).get("fstype")
+    return ["--fs", str(fstype)] if fstype else []
+
+
+class KindsSeen:
+    """Attach kinds the first traced point found usable: later points offer the recorder
+    only those (and the tracepoint kinds), so it does not try again, at every point, the
+    kinds this kernel refused (a failed fentry or kprobe attempt costs a load). A group
+    another filesystem's point did not need (--fs) is learned at the first point that
+    needs it; until then all its kinds are offered."""
+
+    ORDER = ("tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe")
+    ALWAYS = ("tp_btf", "raw_tp", "tracepoint")
+
+    def __init__(self) -> None:
+        self.first: dict[str, dict] | None = None
+        self.pending: dict[str, list[str]] = {}   # not needed so far: the kinds offered
+
+    def learn(self, trace: dict | None) -> None:
+        feats = trace.get("features") if isinstance(trace, dict) else None
+        if not isinstance(feats, list):
+            return
+        known = self.first if self.first is not None else {}
+        for i, f in enumerate(feats):
+            if not isinstance(f, dict) or not f.get("name"):
+                continue
+            name = str(f["name"])
+            old = known.get(name)
+            if old is None:
+                if f.get("not_needed"):
+                    self.pending[name] = [str(k) for k in f.get("kinds") or []]
+                else:
+                    known[name] = f
+                    self.pending.pop(name, None)
+            # a group off only because of --attach-kinds reads as it did where learned
+            elif not f.get("enabled") and not old.get("enabled") and \
+                    "not in --attach-kinds" in str(f.get("reason")):
+                feats[i] = old
+        self.first = known
+
+    def args(self) -> list[str]:
+        if self.first is None:
+            return []
+        used = {f.get("attach") for f in self.first.values()}
+        used |= {k for kinds in self.pending.values() for k in kinds}
+        return ["--attach-kinds", ",".join(k for k in self.ORDER
+                                           if k in used or k in self.ALWAYS)]
+
+
+def _warm(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pass  # the step that needs it says so
+
+
+def _save_point(out: Path, doc: ResultsDoc, scratch: Path) -> None:
+    shutil.rmtree(scratch)
+    save_results(out / "results.json", doc)
+
+
+def _finish(doc: ResultsDoc, out: Path, interrupted: bool, args,
+            failed: PointFailed | None = None) -> int:
+    from ..analysis import analyze
+    from ..report.sweep_summary import print_summary
+
+    doc["partial"] = interrupted or failed is not None
+    if doc["runs"]:
+        doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]
+                                    if r.get("engine_argv")})
+        doc["analysis"] = analyze(doc)
+    save_results(out / "results.json", doc)
+    report = None
+    if doc["runs"] and not args.no_report:
+        report = _render_report(doc, out)
+    print_summary(doc, out, report)
+    if interrupted:
+        print(f"lockscope sweep: interrupted; {len(doc['runs'])} completed point(s) kept in "
+              f"{out / 'results.json'} (marked partial)", file=sys.stderr)
+        return 130
+    if failed is not None:
+        raise failed  # its one line ends the sweep, after the completed points' summary
+    return 0
+
+
+def _render_report(doc: ResultsDoc, out: Path):
+    try:
+        from ..report import render_report
+    except ImportError:
+        return None
+    try:
+        return render_report(doc, out)
+    except LockscopeError as exc:
+        print(f"lockscope sweep: report not written: {exc}", file=sys.stderr)
+        return None

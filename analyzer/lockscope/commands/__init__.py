@@ -1,1 +1,0 @@
-"""Subcommands that live in their own package (one module each)."""

@@ -1,0 +1,161 @@
+"""lockscope-record around one timed phase, for sweep points of the engine or of an
+external command: attach (``ready``) → ``start`` → ``started`` → EOF → ``done``.
+
+Also the line-protocol helpers both sides of a point use (the engine speaks the same).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from ..binaries import find_binary
+from ..errors import LockscopeError
+
+ATTACH_TIMEOUT_S = 60
+
+
+def last_line(stream) -> str:
+    """Last non-empty line of a finished process's stderr (a pipe or a log file)."""
+    if stream is None:
+        return ""
+    if stream.seekable():
+        stream.seek(0)
+    lines = stream.read().strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def read_line(proc: subprocess.Popen, timeout: float) -> str:
+    """The next stdout line, stripped; "" at EOF or after the timeout."""
+    result: list[str] = []
+
+    def reader():
+        result.append(proc.stdout.readline())
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    t.join(timeout)
+    return result[0].strip() if result else ""
+
+
+def read_until(proc: subprocess.Popen, word: str, timeout: float) -> bool:
+    """Whether the process says `word` on a line of its own within the timeout."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        line = read_line(proc, left)
+        if line == word:
+            return True
+        if not line and proc.poll() is not None:
+            return False
+    return False
+
+
+def read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
+    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
+    if read_line(proc, timeout) == "ready":
+        return
+    if proc.poll() is None:
+        raise LockscopeError(f"{what} did not become ready within {timeout:.0f} s")
+    err = last_line(stderr if stderr is not None else proc.stderr)
+    raise LockscopeError(f"{what} exited {proc.returncode} before it was ready"
+                         + (f": {err}" if err else ""))
+
+
+def stop(proc: subprocess.Popen | None, grace: float = 10.0) -> None:
+    """SIGINT, then SIGKILL after ``grace`` seconds."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class RecorderWindow:
+    """One lockscope-record run whose counting window is the timed phase.
+
+    ``error`` says why there is no trace (the point still runs without one);
+    ``trace`` is the recorder's document after close().
+    """
+
+    def __init__(self, target: list[str], scratch: Path,
+                 recorder_args: list[str] | None = None) -> None:
+        self.out = scratch / "trace.json"
+        self.error: str | None = None
+        self.trace: dict | None = None
+        self._log = None
+        self.proc: subprocess.Popen | None = None
+        try:
+            # stderr to a file: nobody drains a pipe while the point runs
+            self._log = open(scratch / "record.log", "w+")
+            self.proc = subprocess.Popen(
+                [find_binary("lockscope-record"), *target, "--start-on-stdin",
+                 "--out", str(self.out), *(recorder_args or [])],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                text=True, bufsize=1)
+        except OSError as exc:
+            self.error = f"lockscope-record did not start: {exc}"
+
+    def wait_ready(self) -> None:
+        """Until its probes are attached; one that fails leaves the point untraced."""
+        if not self.proc:
+            return
+        try:
+            read_ready(self.proc, "lockscope-record", ATTACH_TIMEOUT_S, self._log)
+        except LockscopeError as exc:
+            self.error = str(exc)
+            self.abort()
+
+    def open(self) -> None:
+        """Start counting; returns once the recorder says its window is open (the
+        workload's first operations must fall inside it)."""
+        if not self.proc:
+            return
+        assert self.proc.stdin is not None      # started with stdin=PIPE
+        self.proc.stdin.write("start\n")
+        self.proc.stdin.flush()
+        if not read_until(self.proc, "started", 30):
+            self.error = "lockscope-record did not open its window"
+
+    def close(self) -> subprocess.Popen | None:
+        """Stop counting and read the document. Returns the recorder while it still
+        detaches (the caller waits for it before anything else is measured)."""
+        if not self.proc:
+            return None
+        rec = self.proc
+        assert rec.stdin is not None
+        rec.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
+        done = read_until(rec, "done", 60)
+        if not done:
+            try:
+                rec.wait(60)
+            except subprocess.TimeoutExpired:
+                stop(rec)
+        if (done or rec.returncode == 0) and self.out.is_file():
+            self.trace = json.loads(self.out.read_text())
+            return rec if done else None
+        self.error = f"lockscope-record exited {rec.returncode}: {last_line(self._log)}"
+        return None
+
+    def abort(self) -> None:
+        stop(self.proc)
+        self.release()
+        self.proc = None
+
+    def release(self) -> None:
+        """Close the log and our ends of the pipes (the process may still detach)."""
+        if self._log:
+            self._log.close()
+            self._log = None
+        for stream in (self.proc.stdin, self.proc.stdout) if self.proc else ():
+            try:
+                if stream:
+                    stream.close()
+            except (OSError, ValueError):
+                pass
