@@ -580,6 +580,16 @@ class ClassCounts(TypedDict):
     dsync: int
 
 
+def no_classes() -> ClassCounts:
+    """Every DIO write class at 0."""
+    return cast(ClassCounts, dict.fromkeys(CLASS_KEYS, 0))
+
+
+def class_counts_of(counts: ClassCounts) -> ClassCounts:
+    """The DIO write classes of a row that carries more (a file, a sweep's class row)."""
+    return cast(ClassCounts, {k: counts[k] for k in CLASS_KEYS})
+
+
 class WriteClasses(ClassCounts):
     """A file's writes by class: what the locking rules (analysis.rules) read."""
 

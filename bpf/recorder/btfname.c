@@ -7,18 +7,24 @@
 #include "record.h"
 #include "btfname.h"
 
-/* Which object holds each learned lock: the lock is member `member` of
- * struct `type`, so the object starts at lock - offsetof(type, member). The
- * outermost type is preferred: ext4_inode_info and xfs_inode embed struct
- * inode. */
+/* Each lock kind: its name in the document (locks[].kind), and the object
+ * that holds it: the lock is member `member` of struct `type`, so the object
+ * starts at lock - offsetof(type, member). The outermost type is preferred:
+ * ext4_inode_info and xfs_inode embed struct inode. */
 static const struct {
-	const char *type, *member;
-} holders[] = {
-	[KIND_I_RWSEM] = { "inode", "i_rwsem" },
-	[KIND_XFS_ILOCK] = { "xfs_inode", "i_lock" },
-	[KIND_INVALIDATE_LOCK] = { "address_space", "invalidate_lock" },
-	[KIND_I_DATA_SEM] = { "ext4_inode_info", "i_data_sem" },
+	const char *name, *type, *member;
+} holders[NR_LOCK_KINDS] = {
+	[KIND_UNKNOWN] = { "unknown", NULL, NULL },
+	[KIND_I_RWSEM] = { "i_rwsem", "inode", "i_rwsem" },
+	[KIND_XFS_ILOCK] = { "xfs_ilock", "xfs_inode", "i_lock" },
+	[KIND_INVALIDATE_LOCK] = { "invalidate_lock", "address_space", "invalidate_lock" },
+	[KIND_I_DATA_SEM] = { "i_data_sem", "ext4_inode_info", "i_data_sem" },
 };
+
+const char *btfname_kind(__u32 kind)
+{
+	return kind < NR_LOCK_KINDS ? holders[kind].name : NULL;
+}
 
 #define NR_HOLDERS (sizeof(holders) / sizeof(holders[0]))
 

@@ -11,6 +11,10 @@
 
 struct btfname;
 
+/* The name of a lock kind (enum rec_lock_kind), as locks[].kind has it;
+ * NULL past the last kind. */
+const char *btfname_kind(__u32 kind);
+
 struct btfname *btfname_new(void);
 void btfname_free(struct btfname *b);
 /* Forgets the objects added, keeps the kernel BTF (to reuse b). */

@@ -17,11 +17,6 @@
 
 #define SCHEMA "lockscope-record/1"
 
-static const char *const kind_names[] = {
-	[KIND_UNKNOWN] = "unknown", [KIND_I_RWSEM] = "i_rwsem", [KIND_XFS_ILOCK] = "xfs_ilock",
-	[KIND_INVALIDATE_LOCK] = "invalidate_lock", [KIND_I_DATA_SEM] = "i_data_sem",
-};
-
 static const char *const class_names[DC_MAX] = {
 	[DC_WRITE] = "writes", [DC_READ] = "reads", [DC_ALIGNED] = "aligned",
 	[DC_UNALIGNED] = "unaligned", [DC_EXTENDING] = "extending", [DC_HOLE] = "hole",
@@ -37,6 +32,18 @@ static const char *const map_full_names[DROP_OTHER_FULL + 1] = {
 };
 
 /* ---- small helpers ---- */
+
+static void names_json(struct json_out *j, const char *key, const char *const *names, int from,
+		       int to)
+{
+	int i;
+
+	json_key(j, key);
+	json_begin_array(j);
+	for (i = from; i < to; i++)
+		json_value_string(j, names[i]);
+	json_end_array(j);
+}
 
 static void dev_string(__u32 kdev, char *buf, size_t len)
 {
@@ -422,8 +429,8 @@ static void write_lock(struct rec_session *s, struct json_out *j, const struct l
 		rd_ns += v->reader_ns;
 		intr += v->interrupted;
 	}
-	if (ino && ino->v.kind < sizeof(kind_names) / sizeof(kind_names[0])) {
-		kind = kind_names[ino->v.kind];
+	if (ino && btfname_kind(ino->v.kind)) {
+		kind = btfname_kind(ino->v.kind);
 		path = paths_lookup(s->paths, ino->v.dev, ino->v.ino, ino->v.pid);
 	} else if (btfname_lookup(members, l->k.addr, buf, 128, &inside.v.dev, &inside.v.ino, &pid)) {
 		/* another lock inside a known inode object: named by its member */
@@ -837,4 +844,24 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64
 	s->data = whole;
 	s->in_series = false;
 	return ferror(f) ? -EIO : 0;
+}
+
+void document_facts(struct json_out *j)
+{
+	const char *kinds[NR_LOCK_KINDS];
+	__u32 k;
+
+	json_key(j, "syscalls");
+	json_begin_object(j);
+	names_json(j, "write", session_syscall_names, 0, REC_SYNC_FIRST);
+	names_json(j, "sync", session_syscall_names, REC_SYNC_FIRST, REC_SYNC_RANGE);
+	names_json(j, "sync_range", session_syscall_names, REC_SYNC_RANGE, REC_TIMED_SYSCALLS);
+	names_json(j, "received", session_syscall_names, REC_RX_FIRST, REC_TX_FIRST);
+	names_json(j, "sent", session_syscall_names, REC_TX_FIRST, REC_NR_SYSCALLS);
+	json_end_object(j);
+	names_json(j, "dio_write_classes", class_names, DC_ALIGNED, DC_DSYNC + 1);
+	for (k = 0; k < NR_LOCK_KINDS; k++)
+		kinds[k] = btfname_kind(k);
+	names_json(j, "inode_lock_kinds", kinds, KIND_UNKNOWN + 1, NR_LOCK_KINDS);
+	names_json(j, "attach_kinds", probe_attach_names, 0, NR_ATTACH);
 }

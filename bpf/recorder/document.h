@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "json_out.h"
 #include "session.h"
 
 /* The whole document. 0 or a negative errno. */
@@ -18,5 +19,10 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64
 
 /* Command name of a thread: from the threads map, else its process's. */
 const char *document_tid_comm(struct rec_session *s, __u32 tid, __u32 pid, char *buf, size_t len);
+
+/* The recorder's fixed vocabulary, for --list-features: the system calls
+ * followed by kind, the DIO write classes of dio[], the inode lock kinds of
+ * locks[].kind, and the attach kinds in the order they are tried. */
+void document_facts(struct json_out *j);
 
 #endif

@@ -147,6 +147,17 @@ static int check_privileges(void)
 	return 0;
 }
 
+static int list_facts(void)
+{
+	struct json_out j = JSON_OUT_INIT(stdout);
+
+	json_begin_object(&j);
+	document_facts(&j);
+	json_end_object(&j);
+	fputc('\n', stdout);
+	return 0;
+}
+
 static int list_features(const struct rec_opts *o, const struct rec_filter *f)
 {
 	struct rec_session s;
@@ -164,6 +175,7 @@ static int list_features(const struct rec_opts *o, const struct rec_filter *f)
 	probe_json(&s.probe, &j, true);
 	json_key(&j, "machinery_frames");
 	stacks_machinery_json(&j);
+	document_facts(&j);
 	json_end_object(&j);
 	fputc('\n', stdout);
 	session_finish(&s);
@@ -242,6 +254,8 @@ int main(int argc, char **argv)
 		return code;
 	if (probe_check_names(&o) || filter_resolve(&o, &filter))
 		return EXIT_USAGE;
+	if (o.list_facts)
+		return list_facts();
 	if (o.list_features)
 		return list_features(&o, &filter);
 	if (check_privileges())

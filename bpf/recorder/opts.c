@@ -59,6 +59,10 @@ static const struct opt_def defs[] = {
 	  "'done' once the file is written (detaching follows)", NULL },
 	{ "list-features", 0, NULL, OK_SET, F(list_features), 0, 0, 0, false,
 	  "load and attach every probe group, print which are usable as JSON, exit", NULL },
+	{ "list-facts", 0, NULL, OK_SET, F(list_facts), 0, 0, 0, false,
+	  "print the recorder's fixed names as JSON (the system calls it follows by kind, the "
+	  "DIO write classes, the inode lock kinds, the attach kinds; --list-features has them "
+	  "too), exit; loads nothing, needs no root", NULL },
 	{ "min-block-us", 0, "N", OK_UINT, F(min_block_us), 1, 0, MAP_MAX, false,
 	  "off-CPU periods shorter than N us get no stack record", NULL },
 	{ "no-user-stacks", 0, NULL, OK_CLEAR, F(user_stacks), 0, 0, 0, false,

@@ -17,6 +17,7 @@ struct rec_opts {
 	const char *cgroup;
 	bool start_on_stdin;
 	bool list_features;
+	bool list_facts;
 	bool user_stacks;
 	bool raw_syscalls;          /* raw_syscalls:sys_enter/exit, not the per-call events */
 	bool verbose;

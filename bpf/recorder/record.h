@@ -81,6 +81,7 @@ enum rec_lock_kind {
 	KIND_XFS_ILOCK = 2,      /* xfs_inode->i_lock */
 	KIND_INVALIDATE_LOCK = 3, /* mapping->invalidate_lock (XFS MMAPLOCK) */
 	KIND_I_DATA_SEM = 4,     /* ext4_inode_info->i_data_sem */
+	NR_LOCK_KINDS,
 };
 
 /* One (lock, flags, kernel stack, user stack, process) key. */

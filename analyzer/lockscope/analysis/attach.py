@@ -5,6 +5,7 @@ verdict. Reads only results.json content."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import cast
 
 from ..schema import (
     CLASS_KEYS,
@@ -20,6 +21,8 @@ from ..schema import (
     Trace,
     WaitClassEntry,
     WriteClasses,
+    class_counts_of,
+    no_classes,
 )
 from .attach_verdict import decide_attach
 from .dbfiles import ROLES, PgNames, file_role
@@ -91,16 +94,17 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
         key = path or f"{dev}:{ino}"
         if key not in rows:
             role = file_role(path, pg_names)
-            rows[key] = {"path": path, "dev": dev, "ino": ino, "engine": role.engine,
+            # cast: mypy wants the optional block_size named beside a ** item
+            rows[key] = cast(AttachFile, {"path": path, "dev": dev, "ino": ino,
+                         "engine": role.engine,
                          "role": role.role, "role_label": ROLES[role.role],
                          "object": role.object, "label": role.label, "detail": role.detail,
                          "dio_writes": 0, "dio_write_bytes": 0, "buffered_writes": 0,
-                         "buffered_write_bytes": 0, "reads": 0, "aligned": 0, "unaligned": 0,
-                         "extending": 0, "hole": 0, "unwritten": 0, "mapped": 0, "dsync": 0,
+                         "buffered_write_bytes": 0, "reads": 0, **no_classes(),
                          "fsyncs": 0, "fsync_ns": 0, "sync_file_ranges": 0,
                          "sync_file_range_ns": 0, "dsync_writes": 0, "dsync_write_ns": 0,
                          "inode_lock_waits": 0, "inode_lock_ns": 0, "inode_lock_kinds": [],
-                         "causes": []}
+                         "causes": []})
         return rows[key]
 
     for e in trace.get("dio") or []:
@@ -145,9 +149,7 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
             sf: SweptFile = swept.get(r["path"]) or {}
             classes: WriteClasses = {
                 "writes": r["dio_writes"], "buffered_writes": r["buffered_writes"],
-                "block_size": r.get("block_size"), "aligned": r["aligned"],
-                "unaligned": r["unaligned"], "extending": r["extending"], "hole": r["hole"],
-                "unwritten": r["unwritten"], "mapped": r["mapped"], "dsync": r["dsync"]}
+                "block_size": r.get("block_size"), **class_counts_of(r)}
             facts: FileFacts = {"setuid": sf.get("setuid", False),
                                 "setgid": sf.get("setgid", False),
                                 "security_xattrs": sf.get("security_xattrs", [])}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..schema import CLASS_KEYS, Counted, DioClass, Run, WriteClasses
+from ..schema import CLASS_KEYS, Counted, DioClass, Run, WriteClasses, no_classes
 
 __all__ = ["CLASS_KEYS", "classes_for", "count_of", "file_classes", "no_writes"]
 
@@ -24,9 +24,7 @@ def file_classes(runs: list[Run]) -> list[DioClass]:
             row = rows.setdefault(key, {
                 "path": e.get("path"), "dev": e.get("dev"), "ino": e.get("ino"),
                 "block_size": e.get("fs_block_size"), "writes": 0, "write_bytes": 0,
-                "aligned": 0, "unaligned": 0, "extending": 0, "hole": 0, "unwritten": 0,
-                "mapped": 0, "dsync": 0, "buffered_writes": 0, "reads": 0,
-                "latency_mean_ns": 0.0})
+                **no_classes(), "buffered_writes": 0, "reads": 0, "latency_mean_ns": 0.0})
             writes = e.get("writes") or {}
             row["writes"] += int(writes.get("count", 0))
             row["write_bytes"] += int(writes.get("bytes", 0))
@@ -46,8 +44,7 @@ def file_classes(runs: list[Run]) -> list[DioClass]:
 
 def no_writes() -> WriteClasses:
     """The classes of a file nothing was written to."""
-    return {"writes": 0, "buffered_writes": 0, "block_size": None, "aligned": 0,
-            "unaligned": 0, "extending": 0, "hole": 0, "unwritten": 0, "mapped": 0, "dsync": 0}
+    return {"writes": 0, "buffered_writes": 0, "block_size": None, **no_classes()}
 
 
 def classes_for(rows: list[DioClass], path: str | None, dev: str | None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, cast
 
+from ..binaries import recorder_syscalls
 from ..schema import (
     DbDoc,
     FallClass,
@@ -30,10 +31,6 @@ from .waitclass import CLASSES, UserClassifier, classify
 ThreadClasses = dict[Any, dict[str, float]]
 RecordKey = tuple[Any, ...]
 
-WRITE_SYSCALLS = ("write", "pwrite64", "pwritev", "pwritev2", "writev")
-# Durability calls; sync_file_range only starts (and may wait for) writeback.
-FSYNC_SYSCALLS = ("fsync", "fdatasync")
-RANGE_SYSCALL = "sync_file_range"
 
 
 def _dur_s(interval: TraceSection) -> float:
@@ -84,9 +81,10 @@ def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) 
     """Trace throughput of one interval (or of a whole trace), per second."""
     dur = _dur_s(section)
     calls = _syscall_counts(section)
-    writes = sum((calls.get(n) or {}).get("count", 0) for n in WRITE_SYSCALLS)
-    fsyncs = sum((calls.get(n) or {}).get("count", 0) for n in FSYNC_SYSCALLS)
-    ranges = (calls.get(RANGE_SYSCALL) or {}).get("count", 0)
+    writes = sum((calls.get(n) or {}).get("count", 0) for n in recorder_syscalls("write"))
+    # durability calls; sync_file_range only starts (and may wait for) writeback
+    fsyncs = sum((calls.get(n) or {}).get("count", 0) for n in recorder_syscalls("sync"))
+    ranges = sum((calls.get(n) or {}).get("count", 0) for n in recorder_syscalls("sync_range"))
     by_file = fsync_by_file(section)
     if not fsyncs:
         fsyncs = sum(f["fsyncs"] for f in by_file)

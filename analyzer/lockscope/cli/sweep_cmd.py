@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.recorder_cost import recorder_cost
-from ..binaries import find_binary
+from ..binaries import find_binary, recorder_facts
 from ..errors import LockscopeError, UsageError
 from ..results import SCHEMA, save_results
 from ..run.host import filesystem_facts, host_facts
@@ -441,7 +441,6 @@ class KindsSeen:
     another filesystem's point did not need (--fs) is learned at the first point that
     needs it; until then all its kinds are offered."""
 
-    ORDER = ("tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe")
     ALWAYS = ("tp_btf", "raw_tp", "tracepoint")
 
     def __init__(self) -> None:
@@ -475,7 +474,7 @@ class KindsSeen:
             return []
         used = {f.get("attach") for f in self.first.values()}
         used |= {k for kinds in self.pending.values() for k in kinds}
-        return ["--attach-kinds", ",".join(k for k in self.ORDER
+        return ["--attach-kinds", ",".join(k for k in recorder_facts()["attach_kinds"]
                                            if k in used or k in self.ALWAYS)]
 
 

@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.attach import analyze_attach
-from ..schema import AttachAnalysis, ResultsDoc
+from ..schema import CLASS_KEYS, AttachAnalysis, ResultsDoc
 from ..schema import attach_analysis as stored_analysis
 from .fmt import duration_ns, size_bytes
 from .html import inline_svg
@@ -61,9 +61,7 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
               if a.get("fsyncs_per_file") else "n/a",
               "sync_file_ranges": _calls(f, "sync_file_ranges", "sync_file_range_ns")
               if a.get("fsyncs_per_file") else "n/a",
-              "dio": ", ".join(f"{k} {f[k]:,}" for k in ("aligned", "unaligned", "extending",
-                                                         "hole", "unwritten", "mapped", "dsync")
-                               if f.get(k)),
+              "dio": ", ".join(f"{k} {f[k]:,}" for k in CLASS_KEYS if f.get(k)),
               "lock": (f"{'/'.join(f['inode_lock_kinds'])}: {f['inode_lock_waits']:,} waits, "
                        f"{duration_ns(f['inode_lock_ns'])}") if f["inode_lock_ns"] else "",
               "rule": "; ".join(f"{c['rule']} ({c['kernel_source']})" for c in f["causes"])}

@@ -13,7 +13,7 @@ from typing import Any, cast
 from .. import __version__
 from ..analysis.recorder_cost import cost_sentence, shed_notes
 from ..analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of
-from ..schema import ResultsDoc, Run
+from ..schema import CLASS_KEYS, ResultsDoc, Run
 from . import fmt
 from .flame.graphs import group_runs
 from .notes import feature_rows, missing_notes
@@ -184,7 +184,7 @@ def _dio_row(d: dict[str, Any]) -> dict[str, str]:
            "reads": fmt.count(d.get("reads")),
            "buffered_writes": fmt.count(d.get("buffered_writes")),
            "latency": fmt.duration_ns(d.get("latency_mean_ns")) if fmt.as_float(w) else "-"}
-    for key in ("aligned", "unaligned", "extending", "hole", "unwritten", "mapped", "dsync"):
+    for key in CLASS_KEYS:
         row[key] = _pct_of(d.get(key), w)
     return row
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ...binaries import recorder_syscalls
 from ...errors import LockscopeError
 from ..point import PhaseClock, PointResult, file_facts
 from ..recording import RecorderWindow, last_line
@@ -21,10 +22,6 @@ from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
 from .template import Split, render
 from .workers import worker_threads
-
-# The timed write calls the recorder counts (docs/recorder-json.md, `syscalls`): the
-# operations when no parser reads the tool's own report.
-WRITE_CALLS = ("write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter")
 
 
 @dataclass(frozen=True)
@@ -197,5 +194,8 @@ def _workload(spec: CommandSpec, lines: list[str], procs: list[subprocess.Popen]
 
 
 def _write_calls(trace: dict | None) -> int:
+    """The write calls the trace counted (the recorder's own list): the operations when
+    no parser reads the tool's own report."""
+    write_calls = recorder_syscalls("write")
     return sum(int(s.get("count", 0)) for s in (trace or {}).get("syscalls") or []
-               if s.get("name") in WRITE_CALLS)
+               if s.get("name") in write_calls)
