@@ -13,12 +13,7 @@ its maps are bounded, and nothing is written outside --out.
 
 from __future__ import annotations
 
-import ctypes
-import datetime
-import json
 import os
-import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -27,17 +22,14 @@ from typing import cast
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
-from ..results import SCHEMA, save_results
-from ..run.host import filesystem_facts, host_facts, mount_of
-from ..run.outdir import new_out_dir
-from ..run.recording import read_ready, stop
+from ..run.host import filesystem_facts, mount_of
+from ..run.recording import RecorderWindow, stop
+from ..run.session import Session
 from ..run.target import Target, resolve
-from ..schema import ResultsDoc
 
 DEFAULT_DURATION_S = 30.0
 MAX_DURATION_S = 3600.0
 DEFAULT_MAX_OVERHEAD = 2.0
-PR_SET_PDEATHSIG = 1
 
 
 def add_parser(sub) -> None:
@@ -112,25 +104,6 @@ def _check_fs(value: str) -> None:
 
 
 
-def recorder_supports(binary: str) -> set[str]:
-    """Options of this lockscope-record build that attach uses when present."""
-    try:
-        text = subprocess.run([binary, "--help"], capture_output=True, text=True,
-                              timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    return {o for o in ("--max-overhead", "--interval-ms", "--series-out", "--duty ", "--fs ")
-            if o in text}
-
-
-def _die_with_parent() -> None:
-    # The recorder stops (and writes what it has) if lockscope is killed.
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
 def _open_db(args):
     """The database sampler, or (None, warning)."""
     if not (args.mysql or args.postgres):
@@ -151,18 +124,18 @@ def run(args) -> int:
     if os.geteuid() != 0:
         raise LockscopeError("not root: attaching loads BPF programs "
                              "(lockscope doctor has the detail)")
-    recorder_bin = find_binary("lockscope-record")
-    out = new_out_dir(args.out, "lockscope-attach")
+    find_binary("lockscope-record")
+    session = Session("attach", args.out, "lockscope-attach", kind="attach")
     sampler, db_warning = _open_db(args)
     if db_warning:
-        print(f"lockscope attach: warning: {db_warning}; tracing without database counters",
-              file=sys.stderr)
-    doc = _new_doc(args, target)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        trace, ended, rec_argv, trace_error = _record(args, target, recorder_bin, out, sampler)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        session.note(f"warning: {db_warning}; tracing without database counters")
+    doc = cast(dict, session.doc)
+    doc.update({"target": target.facts(),
+                "attach": {"duration_s": args.duration, "interval_s": args.interval,
+                           "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
+                "db": None, "runs": [], "analysis": {}})
+    with session.interruptible():
+        trace, ended, rec_argv, trace_error = _record(args, target, session.out, sampler)
     if ended == "duration" and ((trace or {}).get("overhead") or {}).get("detached"):
         ended = "overhead limit"  # the recorder shed all it could and was still over
     doc["attach"].update({"ended": ended, "recorder_argv": rec_argv})
@@ -176,62 +149,35 @@ def run(args) -> int:
                     "repeat": 0, "workload": {}, "trace": trace, "trace_error": trace_error,
                     "files": _file_facts(trace)}]
     doc["host"]["filesystems"] = _filesystems(trace)
-    return _finish(cast(ResultsDoc, doc), out, args, ended)
+    return _finish(session, args, ended)
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _new_doc(args, target: Target) -> dict:
-    command = ["lockscope"] + sys.argv[1:]
-    return {"schema": SCHEMA, "kind": "attach", "partial": False,
-            "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                timespec="seconds"),
-            "command": command, "reproduce": [shlex.join(command)], "host": host_facts(),
-            "target": target.facts(),
-            "attach": {"duration_s": args.duration, "interval_s": args.interval,
-                       "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
-            "db": None, "runs": [], "analysis": {}}
-
-
-def _record(args, target: Target, binary: str, out: Path, sampler):
-    """Run the recorder over the window; returns (trace, how it ended, argv, error)."""
-    supports = recorder_supports(binary)
-    trace_path = out / ".trace.json"
-    series_path = out / ".series.jsonl" if "--series-out" in supports else None
-    argv = [binary] + target.recorder_filter() + [
-        "--start-on-stdin", "--duration", f"{args.duration:g}", "--out", str(trace_path)]
-    if "--max-overhead" in supports:
-        argv += ["--max-overhead", f"{args.max_overhead:g}"]
+def _record(args, target: Target, out: Path, sampler):
+    """The recorder over the window (recording.RecorderWindow, with its own --duration as
+    a hard stop); returns (trace, how it ended, argv, error)."""
+    series_path = out / ".series.jsonl"
+    recorder_args = ["--duration", f"{args.duration:g}",
+                     "--max-overhead", f"{args.max_overhead:g}"]
     if args.fs:
-        if "--fs " not in supports:
-            raise LockscopeError(f"{binary} has no --fs: rebuild it (make bins)")
-        argv += ["--fs", args.fs]
+        recorder_args += ["--fs", args.fs]
     if args.duty is not None:
-        if "--duty " not in supports:
-            raise LockscopeError(f"{binary} has no --duty: rebuild it (make bins)")
-        argv += ["--duty", str(args.duty)]
-    if series_path and "--interval-ms" in supports:
-        argv += ["--interval-ms", str(max(100, int(args.interval * 1000))),
-                 "--series-out", str(series_path)]
-    log_path = out / ".record.log"
+        recorder_args += ["--duty", str(args.duty)]
+    recorder_args += ["--interval-ms", str(max(100, int(args.interval * 1000))),
+                      "--series-out", str(series_path)]
+    window = RecorderWindow(target.recorder_filter(), out, recorder_args, prefix=".",
+                            die_with_parent=True)
     ended = "duration"
     from ..run.attach_progress import AttachProgress
 
-    with open(log_path, "w+") as log:
-        rec = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=log, text=True, bufsize=1, preexec_fn=_die_with_parent)
+    try:
         try:
-            try:
-                read_ready(rec, "lockscope-record", 60, log)
-            except LockscopeError as exc:
-                if rec.returncode == 2:  # the recorder refused an option value (--fs)
-                    raise UsageError(str(exc)) from None
-                raise
-            assert rec.stdin is not None     # stdin=PIPE
-            rec.stdin.write("start\n")
-            rec.stdin.flush()
+            window.wait_ready()
+            if window.error:
+                # exit status 2: the recorder refused an option value (--fs)
+                raise (UsageError if window.exit_status == 2 else LockscopeError)(window.error)
+            window.open()
+            if window.error:
+                raise LockscopeError(window.error)
             if sampler is not None:
                 sampler.start()
             print(f"lockscope attach: tracing {target.label()} ({target.how} {target.value}) "
@@ -241,7 +187,7 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
             live_line = True
             with AttachProgress(target.label(), args.duration, series_path,
                                 sampler) as progress:
-                while rec.poll() is None:
+                while window.running():
                     now = time.monotonic()
                     if now >= deadline + 5:
                         break  # the recorder's own --duration should have ended it
@@ -260,50 +206,34 @@ def _record(args, target: Target, binary: str, out: Path, sampler):
         except KeyboardInterrupt:
             ended = "interrupted"
         except BaseException:
-            stop(rec)
+            window.abort()
             raise
         finally:
             if sampler is not None:
                 sampler.stop()
         try:
-            _end_recorder(rec)
+            _close(window)
         except KeyboardInterrupt:
             ended = "interrupted"
-            _end_recorder(rec)
-        trace, error = None, None
-        if rec.returncode == 0 and trace_path.exists():
-            trace = json.loads(trace_path.read_text())
-        else:
-            log.seek(0)
-            lines = log.read().strip().splitlines()
-            error = f"lockscope-record exited {rec.returncode}" + (
-                f": {lines[-1]}" if lines else "")
-    for p in (trace_path, series_path, log_path):
-        if p and p.exists():
-            p.unlink()
-    if trace is None:
-        raise LockscopeError(error or "no trace")
-    return trace, ended, [Path(argv[0]).name] + argv[1:], error
+            _close(window)
+    finally:
+        window.release()
+        for p in (window.out, series_path, window.log_path):
+            if p.exists():
+                p.unlink()
+    if window.trace is None:
+        raise LockscopeError(window.error or "no trace")
+    return window.trace, ended, [Path(window.argv[0]).name] + window.argv[1:], window.error
 
 
-def _end_recorder(rec: subprocess.Popen) -> None:
-    """Close the window (second line / EOF) and let the recorder write its document."""
-    assert rec.stdin is not None and rec.stdout is not None     # both PIPE
-    if rec.poll() is None:
+def _close(window: RecorderWindow) -> None:
+    """Close the window and wait until the recorder has detached."""
+    detaching = window.close()
+    if detaching is not None:
         try:
-            rec.stdin.write("stop\n")
-            rec.stdin.close()
-        except (BrokenPipeError, OSError, ValueError):
-            pass
-        try:
-            rec.wait(60)
+            detaching.wait(60)
         except subprocess.TimeoutExpired:
-            stop(rec)
-    for stream in (rec.stdin, rec.stdout):
-        try:
-            stream.close()
-        except (OSError, ValueError, BrokenPipeError):
-            pass
+            stop(detaching)
 
 
 def _paths(trace: dict | None) -> set[str]:
@@ -345,36 +275,18 @@ def _filesystems(trace: dict | None) -> dict:
     return out
 
 
-def _finish(doc: ResultsDoc, out: Path, args, ended: str) -> int:
+def _finish(session: Session, args, ended: str) -> int:
     from ..analysis.attach import analyze_attach
     from ..report.attach_summary import print_attach_summary
 
-    doc["partial"] = ended == "interrupted"
-    doc["analysis"] = {"attach": analyze_attach(doc)}
-    save_results(out / "results.json", doc)
-    report = None
-    if not args.no_report:
-        try:
-            from ..report import render_report
-
-            report = render_report(doc, out)
-        except ImportError:
-            report = None
-        except LockscopeError as exc:
-            print(f"lockscope attach: report not written: {exc}", file=sys.stderr)
-        except Exception as exc:  # results.json is saved: say so instead of a traceback
-            print(f"lockscope attach: report not written ({type(exc).__name__}: {exc}); "
-                  f"the recording is in {out / 'results.json'}", file=sys.stderr)
-    print_attach_summary(doc, out, report)
+    session.finish(lambda doc: {"attach": analyze_attach(doc)}, print_attach_summary,
+                   render=not args.no_report, partial=ended == "interrupted")
     if ended == "interrupted":
-        print(f"lockscope attach: interrupted; the window so far is in {out / 'results.json'}"
-              " (marked partial)", file=sys.stderr)
+        session.note(f"interrupted; the window so far is in {session.results} (marked partial)")
         return 130
     if ended == "target exited":
-        print("lockscope attach: the target exited; results cover the window until then",
-              file=sys.stderr)
+        session.note("the target exited; results cover the window until then")
     if ended == "overhead limit":
-        print(f"lockscope attach: the recorder stayed above --max-overhead "
-              f"{args.max_overhead:g}% with only its core probes and detached; results "
-              "cover the window until then", file=sys.stderr)
+        session.note(f"the recorder stayed above --max-overhead {args.max_overhead:g}% with "
+                     "only its core probes and detached; results cover the window until then")
     return 0

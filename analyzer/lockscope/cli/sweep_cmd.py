@@ -13,9 +13,7 @@ import importlib
 import os
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 from contextlib import ExitStack
 from pathlib import Path
@@ -24,13 +22,12 @@ from typing import Any
 from ..analysis.recorder_cost import recorder_cost
 from ..binaries import find_binary, recorder_facts
 from ..errors import LockscopeError, UsageError
-from ..results import SCHEMA, save_results
-from ..run.host import filesystem_facts, host_facts
+from ..run.host import filesystem_facts
 from ..run.loopfs import make_loopfs
-from ..run.outdir import new_out_dir
 from ..run.point import clean_workdir, engine_argv, run_point
 from ..run.progress import SweepProgress
 from ..run.scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
+from ..run.session import Session
 from ..run.workload.command_point import PointFailed, run_command_point
 from ..run.workload.options import add_command_arguments, command_spec
 from ..run.workload.points import (
@@ -47,7 +44,6 @@ from ..run.workload.preset_sweep import (
     start_servers,
     workload_facts,
 )
-from ..schema import ResultsDoc
 from ..sizes import parse_size
 
 # ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
@@ -224,41 +220,33 @@ def run(args) -> int:
         image_dir = args.image_dir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
         Path(image_dir).mkdir(parents=True, exist_ok=True)
         _check_space(image_dir, need * len(fss), f"{len(fss)} loop image(s)")
-    out = new_out_dir(args.out, "lockscope")
-
-    doc: ResultsDoc = {
-        "schema": SCHEMA, "partial": True,
-        "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
-            timespec="seconds"),
-        # `lockscope ...` and `python -m lockscope ...` both leave the options in argv[1:]
-        "command": ["lockscope"] + sys.argv[1:],
-        "host": host_facts(),
+    session = Session("sweep", args.out, "lockscope")
+    doc = session.doc
+    doc.update({
         "workload": {**(_engine_workload(scenario) if scenario
                         else workload_facts(preset, args.db_scale) if preset
                         else command_workload(args.command_spec)),
                      "runtime_s": args.runtime, "threads": args.threads,
                      "repeat": args.repeat},
         "runs": [], "analysis": {},
-    }
-    doc["reproduce"] = [shlex.join(doc["command"])]
-    # SIGTERM should clean up like Ctrl-C does.
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    })
     interrupted = False
     failed: PointFailed | None = None
     stack = ExitStack()
     try:
         try:
-            # the first module is imported while the images are made
-            first = Background(_warm, WARM_MODULES[0])
-            try:
-                roots: dict[str, Path] = {}
-                workdirs = _prepare(stack, fss, targets, image_bytes, args, doc, roots)
-                servers = start_servers(stack, preset, args.db_scale, workdirs, roots,
-                                        doc) if preset else {}
-            except BaseException:
-                first.wait()
-                raise
-            _run_points(doc, scenario, fss, workdirs, args, out, first.wait, servers)
+            with session.interruptible():
+                # the first module is imported while the images are made
+                first = Background(_warm, WARM_MODULES[0])
+                try:
+                    roots: dict[str, Path] = {}
+                    workdirs = _prepare(stack, fss, targets, image_bytes, args, doc, roots)
+                    servers = start_servers(stack, preset, args.db_scale, workdirs, roots,
+                                            doc) if preset else {}
+                except BaseException:
+                    first.wait()
+                    raise
+                _run_points(session, scenario, fss, workdirs, args, first.wait, servers)
         except KeyboardInterrupt:
             interrupted = True
         except PointFailed as exc:
@@ -267,15 +255,13 @@ def run(args) -> int:
             stack.close()
             # Keep the completed points before reporting the failure.
             doc["analysis"] = {}
-            save_results(out / "results.json", doc)
+            session.checkpoint()
             raise
-        finally:
-            signal.signal(signal.SIGTERM, previous)
         # The images are unmounted, detached and deleted while the analysis and the
         # report run: deleting a fragmented image takes seconds of kernel time.
         cleanup = Background(stack.close)
         try:
-            return _finish(doc, out, interrupted, args, failed)
+            return _finish(session, interrupted, args, failed)
         finally:
             cleanup.wait()
     finally:
@@ -302,10 +288,6 @@ class Background:
         self._thread.join()
         if self._error is not None:
             raise self._error
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc,
@@ -356,8 +338,10 @@ def _remove_tree_we_made(wd: Path) -> None:
 WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
 
 
-def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
+def _run_points(session: Session, scenario, fss, workdirs, args, warming,
                 servers: dict | None = None) -> None:
+    doc: Any = session.doc  # filled from the points' untyped JSON
+    out = session.out
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
     # waits for background work and a detaching recorder: all done before timing
     pending: list = [warming]
@@ -418,7 +402,7 @@ def _run_points(doc, scenario, fss, workdirs, args, out: Path, warming,
                 progress.end_point(i, label, res.workload, res.trace_error)
                 # Keep what is done on disk: a crash later still leaves a readable
                 # recording. Everything the point's scratch held is now in the results.
-                pending.append(Background(_save_point, out, doc, scratch).wait)
+                pending.append(Background(_save_point, session, scratch).wait)
     finally:
         settle()
     if (out / "points").is_dir():
@@ -485,42 +469,27 @@ def _warm(module: str) -> None:
         pass  # the step that needs it says so
 
 
-def _save_point(out: Path, doc: ResultsDoc, scratch: Path) -> None:
+def _save_point(session: Session, scratch: Path) -> None:
     shutil.rmtree(scratch)
-    save_results(out / "results.json", doc)
+    session.checkpoint()
 
 
-def _finish(doc: ResultsDoc, out: Path, interrupted: bool, args,
+def _finish(session: Session, interrupted: bool, args,
             failed: PointFailed | None = None) -> int:
     from ..analysis import analyze
     from ..report.sweep_summary import print_summary
 
-    doc["partial"] = interrupted or failed is not None
+    doc = session.doc
     if doc["runs"]:
         doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]
                                     if r.get("engine_argv")})
-        doc["analysis"] = analyze(doc)
-    save_results(out / "results.json", doc)
-    report = None
-    if doc["runs"] and not args.no_report:
-        report = _render_report(doc, out)
-    print_summary(doc, out, report)
+    session.finish(analyze if doc["runs"] else None, print_summary,
+                   render=bool(doc["runs"]) and not args.no_report,
+                   partial=interrupted or failed is not None)
     if interrupted:
-        print(f"lockscope sweep: interrupted; {len(doc['runs'])} completed point(s) kept in "
-              f"{out / 'results.json'} (marked partial)", file=sys.stderr)
+        session.note(f"interrupted; {len(doc['runs'])} completed point(s) kept in "
+                     f"{session.results} (marked partial)")
         return 130
     if failed is not None:
         raise failed  # its one line ends the sweep, after the completed points' summary
     return 0
-
-
-def _render_report(doc: ResultsDoc, out: Path):
-    try:
-        from ..report import render_report
-    except ImportError:
-        return None
-    try:
-        return render_report(doc, out)
-    except LockscopeError as exc:
-        print(f"lockscope sweep: report not written: {exc}", file=sys.stderr)
-        return None

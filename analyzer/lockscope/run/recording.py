@@ -1,11 +1,13 @@
-"""lockscope-record around one timed phase, for sweep points of the engine or of an
-external command: attach (``ready``) → ``start`` → ``started`` → EOF → ``done``.
+"""The one driver of lockscope-record's window protocol, for every caller (a sweep
+point of the engine or of an external command, an attach): attach (``ready``) →
+``start`` → ``started`` → EOF (or its own ``--duration``) → ``done`` → detach.
 
 Also the line-protocol helpers both sides of a point use (the engine speaks the same).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import signal
 import subprocess
@@ -17,6 +19,7 @@ from ..binaries import find_binary
 from ..errors import LockscopeError
 
 ATTACH_TIMEOUT_S = 60
+PR_SET_PDEATHSIG = 1
 
 
 def last_line(stream) -> str:
@@ -78,27 +81,33 @@ def stop(proc: subprocess.Popen | None, grace: float = 10.0) -> None:
 
 
 class RecorderWindow:
-    """One lockscope-record run whose counting window is the timed phase.
+    """One lockscope-record run whose counting window is the caller's timed phase.
 
-    ``error`` says why there is no trace (the point still runs without one);
-    ``trace`` is the recorder's document after close().
+    ``error`` says why there is no trace (a sweep point still runs without one, an
+    attach stops); ``trace`` is the recorder's document after close(). Its files are
+    ``<prefix>trace.json`` and ``<prefix>record.log`` in ``scratch``.
+    ``die_with_parent``: the recorder gets SIGTERM (and writes what it has) if lockscope
+    is killed; only for callers without threads of their own (it needs a preexec_fn).
     """
 
     def __init__(self, target: list[str], scratch: Path,
-                 recorder_args: list[str] | None = None) -> None:
-        self.out = scratch / "trace.json"
+                 recorder_args: list[str] | None = None, *, prefix: str = "",
+                 die_with_parent: bool = False) -> None:
+        self.out = scratch / f"{prefix}trace.json"
+        self.log_path = scratch / f"{prefix}record.log"
         self.error: str | None = None
         self.trace: dict | None = None
+        self.exit_status: int | None = None
         self._log = None
         self.proc: subprocess.Popen | None = None
+        self.argv = [find_binary("lockscope-record"), *target, "--start-on-stdin",
+                     "--out", str(self.out), *(recorder_args or [])]
         try:
             # stderr to a file: nobody drains a pipe while the point runs
-            self._log = open(scratch / "record.log", "w+")
+            self._log = open(self.log_path, "w+")
             self.proc = subprocess.Popen(
-                [find_binary("lockscope-record"), *target, "--start-on-stdin",
-                 "--out", str(self.out), *(recorder_args or [])],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-                text=True, bufsize=1)
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                text=True, bufsize=1, preexec_fn=_die_with_parent if die_with_parent else None)
         except OSError as exc:
             self.error = f"lockscope-record did not start: {exc}"
 
@@ -110,6 +119,7 @@ class RecorderWindow:
             read_ready(self.proc, "lockscope-record", ATTACH_TIMEOUT_S, self._log)
         except LockscopeError as exc:
             self.error = str(exc)
+            self.exit_status = self.proc.returncode
             self.abort()
 
     def open(self) -> None:
@@ -123,6 +133,10 @@ class RecorderWindow:
         if not read_until(self.proc, "started", 30):
             self.error = "lockscope-record did not open its window"
 
+    def running(self) -> bool:
+        """Whether the recorder still runs (one with ``--duration`` ends on its own)."""
+        return self.proc is not None and self.proc.poll() is None
+
     def close(self) -> subprocess.Popen | None:
         """Stop counting and read the document. Returns the recorder while it still
         detaches (the caller waits for it before anything else is measured)."""
@@ -130,13 +144,17 @@ class RecorderWindow:
             return None
         rec = self.proc
         assert rec.stdin is not None
-        rec.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
+        try:
+            rec.stdin.close()  # EOF: stop counting, write the JSON, 'done', detach
+        except OSError:
+            pass  # it already ended (its own --duration)
         done = read_until(rec, "done", 60)
         if not done:
             try:
                 rec.wait(60)
             except subprocess.TimeoutExpired:
                 stop(rec)
+        self.exit_status = rec.returncode
         if (done or rec.returncode == 0) and self.out.is_file():
             self.trace = json.loads(self.out.read_text())
             return rec if done else None
@@ -159,3 +177,11 @@ class RecorderWindow:
                     stream.close()
             except (OSError, ValueError):
                 pass
+
+
+def _die_with_parent() -> None:
+    # runs in the child between fork and exec
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
