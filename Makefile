@@ -13,19 +13,28 @@ export PATH := $(CARGO_BIN):$(PATH)
 APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 	xfsprogs e2fsprogs util-linux fio linux-perf liburing-dev libaio-dev \
 	python3-venv chromium libdw-dev elfutils libc6-dbg \
-	mariadb-server mariadb-client postgresql-15 sysbench
+	mariadb-server mariadb-client postgresql-15 sysbench \
+	protobuf-compiler golang-go prometheus
 INFERNO_VERSION := 0.12.8
 # `make install` puts a launcher for this checkout's .venv at $(PREFIX)/bin/lockscope.
 PREFIX   ?= /usr/local
 LAUNCHER := $(DESTDIR)$(PREFIX)/bin/lockscope
 
-.PHONY: all bins deps install demo check test unit-test clean distclean
+.PHONY: all bins proto deps install demo check test unit-test clean distclean
 
 all: bins
 
-bins:
+bins: proto
 	$(MAKE) -C bpf
 	$(MAKE) -C workloads
+
+# The pprof profile message (lockscope/export) compiled by Debian's protoc (3.21: the
+# generated code needs protobuf 4.21-4.25 at run time, pinned in requirements.txt).
+PROTO_DIR := analyzer/lockscope/export
+proto: $(PROTO_DIR)/profile_pb2.py
+
+$(PROTO_DIR)/profile_pb2.py: $(PROTO_DIR)/profile.proto
+	protoc --proto_path=$(PROTO_DIR) --python_out=$(PROTO_DIR) --pyi_out=$(PROTO_DIR) $<
 
 deps: $(STAMPS)/apt $(STAMPS)/inferno $(STAMPS)/venv
 
@@ -73,7 +82,7 @@ demo: deps bins install
 	$(VENV)/bin/lockscope sweep --out results/sweep-$$(date +%Y%m%d-%H%M%S)
 
 # Lint and type checks (settings in pyproject.toml): the analysis is checked strictly.
-check: $(STAMPS)/venv
+check: $(STAMPS)/venv proto
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
@@ -87,6 +96,7 @@ clean:
 	$(MAKE) -C bpf clean
 	$(MAKE) -C workloads clean
 	rm -rf build/bin build/bpf build/workloads
+	rm -f $(PROTO_DIR)/profile_pb2.py $(PROTO_DIR)/profile_pb2.pyi
 
 distclean: clean
 	rm -rf build $(VENV) *.egg-info analyzer/*.egg-info

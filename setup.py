@@ -45,6 +45,8 @@ setup(
         "matplotlib>=3.6",
         "Jinja2>=3.1",
         "rich>=13",
+        "protobuf>=4.21,<5",
+        "prometheus_client>=0.17",
     ],
     # lockscope attach --mysql / --postgres read the database's own counters with these.
     extras_require={"db": ["PyMySQL>=1.1", "psycopg[binary]>=3.1"]},

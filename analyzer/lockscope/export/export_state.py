@@ -1,0 +1,309 @@
+"""The exporter's state: cumulative figures over the recorder's intervals, and the
+recent intervals for windowed profiles, published as immutable snapshots.
+
+``add_interval`` (the recording side) folds one interval in and swaps in a new
+snapshot; readers (the HTTP server) take ``snapshot()`` and never hold the lock while
+they serve, so a slow reader cannot stall recording. Memory is bounded: file labels
+(``top_files`` + `other`), remembered lock addresses, profile samples
+(``max_samples`` per profile, the rest folded into one sample) and the window of
+recent intervals (``window_s``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..analysis.dbfiles import ROLES, PgNames
+from ..analysis.waitclass import LOSS_CLASSES, UserClassifier, load_user_classifier
+from .file_ranking import OTHER, FileRanking
+from .interval_digest import Digest, LockBook, digest_interval
+from .pprof_writer import SampleKey
+
+OVERFLOW_KEY: SampleKey = (("[lockscope: more stacks than --max-samples]",), (), ())
+IDLE_LOOKBACK_NS = 10_000_000_000
+IDLE_BUSY_SHARE = 0.01
+PAGE_LINES = 60
+
+Table = dict[tuple[str, ...], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class ExportContext:
+    """What the recording side knows beside the intervals (``set_context``)."""
+
+    target_up: bool | None = None
+    target: str | None = None
+    max_overhead_pct: float | None = None
+    duty_pct: float | None = None
+    online_cpus: int = os.cpu_count() or 1
+    # cumulative counters as their sources give them (made monotonic here)
+    drops: Mapping[str, int] = field(default_factory=dict)
+    # map name -> (entries in use, capacity)
+    map_occupancy: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    db_engine: str | None = None
+    db_commits: float | None = None
+    # path -> role key of analysis.dbfiles.ROLES, overriding the role found by name
+    file_roles: Mapping[str, str] = field(default_factory=dict)
+    pg_names: PgNames = field(default_factory=dict)
+
+
+CONTEXT_KEYS = tuple(ExportContext.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class ExportSnapshot:
+    """Everything a scrape or a profile request reads; never changed once made."""
+
+    intervals: int = 0
+    first_wall_ns: int = 0
+    last_wall_ns: int = 0
+    last_end_mono_ns: int = 0
+    mono_to_wall_ns: int = 0
+    window_s: float = 300.0
+    duration_ns: int = 0
+    observed_ns: int = 0
+    bpf_ns: int = 0
+    user_cpu_ns: int = 0
+    last_cpu_share: float | None = None
+    last_observed_share: float | None = None
+    thread_ns: Mapping[str, float] = field(default_factory=dict)
+    lock_waits: Mapping[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
+    lock_hist: Mapping[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict)
+    lock_hist_sum: Mapping[tuple[str, ...], int] = field(default_factory=dict)
+    dio: Mapping[tuple[str, ...], int] = field(default_factory=dict)
+    syncs: Mapping[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
+    syscalls: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    drops: Mapping[str, int] = field(default_factory=dict)
+    db_commits: float | None = None
+    context: ExportContext = field(default_factory=ExportContext)
+    files: tuple[str, ...] = ()
+    mutex_total: Mapping[SampleKey, tuple[int, int]] = field(default_factory=dict)
+    block_total: Mapping[SampleKey, tuple[int, int]] = field(default_factory=dict)
+    recent: tuple[Digest, ...] = ()
+    lines: tuple[Mapping[str, Any], ...] = ()
+
+    def file_role(self, key: str) -> str:
+        """The database role of a file label (analysis.dbfiles), `other` for `other`."""
+        from ..analysis.dbfiles import file_role
+        if not key or key == OTHER:
+            return "other" if key else ""
+        given = self.context.file_roles.get(key)
+        if given in ROLES:
+            return given
+        return file_role(key, self.context.pg_names).role
+
+    def file_object(self, key: str) -> str:
+        """The table / relation / segment a file holds, where its path says."""
+        from ..analysis.dbfiles import file_role
+        if not key or key == OTHER:
+            return ""
+        return file_role(key, self.context.pg_names).object or ""
+
+
+class _Monotonic:
+    """A cumulative source that may restart from 0 (a database or recorder restart)
+    made into a counter that only grows: from 0 at first sight, adding each rise."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+        self.total = 0.0
+
+    def see(self, value: float) -> float:
+        if self.last is not None:
+            self.total += value - self.last if value >= self.last else value
+        self.last = value
+        return self.total
+
+
+class ExportState:
+    """Cumulative exporter state; see the package docstring for the interface."""
+
+    def __init__(self, top_files: int = 50, window_s: float = 300.0,
+                 max_samples: int = 20000,
+                 user_classifier: UserClassifier | None = None) -> None:
+        if window_s <= 0 or max_samples < 1:
+            raise ValueError("window_s and max_samples must be positive")
+        self._lock = threading.Lock()
+        self._ranking = FileRanking(top_files)
+        self._locks = LockBook()
+        self._classifier = user_classifier or load_user_classifier()
+        self._max_samples = max_samples
+        self._recent: deque[Digest] = deque()
+        self._busy: deque[tuple[int, int, dict[int | None, float]]] = deque()
+        self._lines: deque[Mapping[str, Any]] = deque(maxlen=PAGE_LINES)
+        self._thread_ns: dict[str, float] = {}
+        self._lock_waits: Table = {}
+        self._lock_hist: dict[tuple[str, ...], tuple[int, ...]] = {}
+        self._lock_hist_sum: dict[tuple[str, ...], int] = {}
+        self._dio: dict[tuple[str, ...], int] = {}
+        self._syncs: Table = {}
+        self._syscalls: dict[str, tuple[int, int]] = {}
+        self._mutex: dict[SampleKey, tuple[int, int]] = {}
+        self._block: dict[SampleKey, tuple[int, int]] = {}
+        self._drops: dict[str, _Monotonic] = {}
+        self._commits = _Monotonic()
+        self._snap = ExportSnapshot(window_s=window_s)
+
+    # -- the recording side --------------------------------------------------------
+
+    def add_interval(self, interval: Mapping[str, Any]) -> None:
+        """Fold in one recorder interval (one ``series`` object: changes since the
+        previous one), from one thread at a time. Raises ValueError for an object
+        without an interval."""
+        span = interval.get("interval")
+        if not isinstance(span, Mapping) or "end_mono_ns" not in span:
+            raise ValueError("not a recorder interval: no interval.end_mono_ns")
+        idle = self._idle_tids(interval)
+        d = digest_interval(interval, self._locks, idle, self._classifier)
+        wall = time.time_ns()
+        mono_to_wall = wall - time.monotonic_ns()
+        for key in self._ranking.update(d.file_activity, d.duration_ns / 1e9):
+            self._fold_into_other(key)
+        label = self._ranking.label
+        self._bump(self._thread_ns, d.classes_ns)
+        for (file, lock, mode), (c, n) in d.lock_waits.items():
+            _add_pair(self._lock_waits, (label(file), lock, mode), c, n)
+        for hkey, slots in d.lock_hist.items():
+            old = self._lock_hist.get(hkey, ())
+            size = max(len(old), len(slots))
+            self._lock_hist[hkey] = tuple((old[i] if i < len(old) else 0)
+                                         + (slots[i] if i < len(slots) else 0)
+                                         for i in range(size))
+        for (_file, lock, mode), (_c, n) in d.lock_waits.items():
+            self._lock_hist_sum[(lock, mode)] = self._lock_hist_sum.get((lock, mode), 0) + n
+        for file, row in d.dio.items():
+            for k, v in row.items():
+                dkey = (label(file), k)
+                self._dio[dkey] = self._dio.get(dkey, 0) + v
+        for (file, call), (c, n) in d.syncs.items():
+            _add_pair(self._syncs, (label(file), call), c, n)
+        for name, (c, n) in d.syscalls.items():
+            _add_pair(self._syscalls, name, c, n)
+        self._merge_samples(self._mutex, d.mutex)
+        self._merge_samples(self._block, d.block)
+        self._recent.append(d)
+        while self._recent and self._recent[0].end_mono_ns <= \
+                d.end_mono_ns - self._snap.window_s * 1e9:
+            self._recent.popleft()
+        self._lines.append(_page_line(d, wall))
+        s = self._snap
+        share = d.observed_ns / d.duration_ns if d.duration_ns else None
+        new = replace(
+            s, intervals=s.intervals + 1, first_wall_ns=s.first_wall_ns or
+            wall - d.duration_ns, last_wall_ns=wall, last_end_mono_ns=d.end_mono_ns,
+            mono_to_wall_ns=mono_to_wall, duration_ns=s.duration_ns + d.duration_ns,
+            observed_ns=s.observed_ns + d.observed_ns, bpf_ns=s.bpf_ns + d.bpf_ns,
+            user_cpu_ns=s.user_cpu_ns + d.user_cpu_ns, last_cpu_share=d.cpu_share,
+            last_observed_share=share, thread_ns=dict(self._thread_ns),
+            lock_waits=dict(self._lock_waits), lock_hist=dict(self._lock_hist),
+            lock_hist_sum=dict(self._lock_hist_sum), dio=dict(self._dio),
+            syncs=dict(self._syncs), syscalls=dict(self._syscalls),
+            files=tuple(sorted(self._ranking.scores)), mutex_total=dict(self._mutex),
+            block_total=dict(self._block), recent=tuple(self._recent),
+            lines=tuple(self._lines))
+        with self._lock:
+            self._snap = replace(new, context=self._snap.context, drops=self._snap.drops,
+                                 db_commits=self._snap.db_commits)
+
+    def set_context(self, **kw: Any) -> None:
+        """Set what the intervals do not carry; keys are ExportContext's fields
+        (an unknown key is a TypeError). ``drops`` and ``db_commits`` are cumulative
+        as their sources count them; restarts of the source are absorbed."""
+        unknown = set(kw) - set(CONTEXT_KEYS)
+        if unknown:
+            raise TypeError(f"unknown export context: {', '.join(sorted(unknown))}")
+        with self._lock:
+            snap = self._snap
+            ctx = replace(snap.context, **kw)
+            drops = dict(snap.drops)
+            for k, v in (kw.get("drops") or {}).items():
+                drops[k] = int(self._drops.setdefault(k, _Monotonic()).see(float(v)))
+            commits = snap.db_commits
+            if kw.get("db_commits") is not None:
+                commits = self._commits.see(float(kw["db_commits"]))
+            self._snap = replace(snap, context=ctx, drops=drops, db_commits=commits)
+
+    # -- the reading side -------------------------------------------------------------
+
+    def snapshot(self) -> ExportSnapshot:
+        """The current snapshot (immutable; safe to read from any thread)."""
+        with self._lock:
+            return self._snap
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _idle_tids(self, interval: Mapping[str, Any]) -> set[int | None]:
+        """Threads on a CPU (or runnable) for under 1% of the last 10 s of intervals:
+        the analysis's idle_threads over a rolling window."""
+        span = interval.get("interval") or {}
+        end = int(span.get("end_mono_ns", 0))
+        obs = int(span.get("observed_ns", span.get("duration_ns", 0)) or 0)
+        busy = {t.get("tid"): float(t.get("oncpu_ns", 0)) + float(t.get("runqueue_ns", 0))
+                for t in interval.get("threads") or []}
+        self._busy.append((end, obs, busy))
+        while self._busy and self._busy[0][0] <= end - IDLE_LOOKBACK_NS:
+            self._busy.popleft()
+        window = sum(o for _, o, _ in self._busy)
+        total: dict[int | None, float] = {}
+        for _, _, b in self._busy:
+            for tid, ns in b.items():
+                total[tid] = total.get(tid, 0.0) + ns
+        return {tid for tid, ns in total.items() if window and ns < IDLE_BUSY_SHARE * window}
+
+    def _fold_into_other(self, key: str) -> None:
+        """A file lost its label: its counters continue under `other`."""
+        for table in (self._lock_waits, self._syncs):
+            for k in [k for k in table if k[0] == key]:
+                c, n = table.pop(k)
+                _add_pair(table, (OTHER, *k[1:]), c, n)
+        for k in [k for k in self._dio if k[0] == key]:
+            v = self._dio.pop(k)
+            self._dio[(OTHER, k[1])] = self._dio.get((OTHER, k[1]), 0) + v
+
+    def _merge_samples(self, total: dict[SampleKey, tuple[int, int]],
+                       new: Mapping[SampleKey, tuple[int, int]]) -> None:
+        for key, (c, n) in new.items():
+            if key not in total and len(total) >= self._max_samples:
+                key = OVERFLOW_KEY
+            oc, on = total.get(key, (0, 0))
+            total[key] = (oc + c, on + n)
+
+    @staticmethod
+    def _bump(table: dict[str, float], add: Mapping[str, float]) -> None:
+        for k, v in add.items():
+            table[k] = table.get(k, 0.0) + v
+
+
+def _add_pair(table: dict[Any, tuple[int, int]], key: Any, c: int, n: int) -> None:
+    oc, on = table.get(key, (0, 0))
+    table[key] = (oc + c, on + n)
+
+
+def _page_line(d: Digest, wall_ns: int) -> Mapping[str, Any]:
+    """One per-second line of the live page."""
+    obs = max(d.observed_ns, 1)
+    loss = {c: d.classes_ns.get(c, 0.0) for c in LOSS_CLASSES}
+    top_loss = max(loss, key=lambda c: loss[c]) if any(loss.values()) else None
+    by_file: dict[str, int] = {}
+    for (file, _lock, _mode), (_c, n) in d.lock_waits.items():
+        by_file[file] = by_file.get(file, 0) + n
+    top_file = max(by_file, key=lambda f: by_file[f]) if by_file else None
+    writes = sum(r.get("writes", 0) for r in d.dio.values())
+    syncs = sum(c for (c, _n) in d.syncs.values())
+    return {"wall_ns": wall_ns, "duration_s": d.duration_ns / 1e9,
+            "observed_share": d.observed_ns / d.duration_ns if d.duration_ns else None,
+            "oncpu_threads": d.classes_ns.get("oncpu", 0.0) / obs,
+            "idle_threads": d.classes_ns.get("idle", 0.0) / obs,
+            "loss_threads": sum(loss.values()) / obs, "top_loss": top_loss,
+            "top_loss_threads": loss[top_loss] / obs if top_loss else 0.0,
+            "lock_wait_threads": sum(by_file.values()) / obs,
+            "top_lock_file": top_file or None,
+            "top_lock_file_threads": by_file[top_file] / obs if top_file else 0.0,
+            "dio_writes_s": writes / obs * 1e9, "syncs_s": syncs / obs * 1e9,
+            "recorder_cpu_share": d.cpu_share}

@@ -1,0 +1,237 @@
+"""One recorder interval reduced to what the exporter serves: profile samples, thread
+time per wait class, and per-file lock, DIO and sync figures.
+
+The interval is one object of the recorder's ``series`` (docs/recorder-json.md,
+*series*): its counts are the changes in that interval. Off-CPU records are classed by
+``analysis.waitclass`` (the classifier ``lockscope attach`` uses), so idle time is kept
+apart from loss here exactly as in an attach report.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.lockkinds import INODE_LOCK_KINDS
+from ..analysis.observed import observed_ns
+from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
+from ..schema import OffcpuRecord
+from .pprof_writer import SampleKey
+
+# the direct-I/O write classes exported per file (they overlap: see docs/fleet.md)
+WRITE_CLASSES = ("aligned", "unaligned", "extending", "hole", "unwritten", "mapped",
+                 "dsync", "allocating", "aio")
+# per-file sync calls: the recorder's dio[].fsync, and dio[].sync_file_range where a
+# recorder counts the writeback hints apart from fsync/fdatasync
+SYNC_KEYS = {"fsync": "fsync", "sync_file_range": "sync_file_range"}
+MAX_LOCKS_REMEMBERED = 65536
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    """What the exporter says about a lock address."""
+
+    kind: str
+    label: str      # the `lock` label: the kind, or the kernel symbol / member path
+    file: str       # the file key (path, else dev:ino) or "" for a lock of no file
+    wait_class: str  # inode_lock or kernel_lock
+
+
+def lock_mode(flag_names: Collection[str] | None) -> str:
+    """The mode of a wait from its ``contention_begin`` flag names."""
+    names = set(flag_names or ())
+    for flag, mode in (("WRITE", "write"), ("READ", "read"), ("MUTEX", "mutex"),
+                       ("SPIN", "spin")):
+        if flag in names:
+            return mode
+    return "other"
+
+
+def file_key(path: str | None, dev: str | None, ino: int | None) -> str:
+    """A file as the exporter keys it: its path, else ``dev:ino``; "" for none."""
+    if path:
+        return path
+    if ino:
+        return f"{dev}:{ino}"
+    return ""
+
+
+class LockBook:
+    """Lock address → LockInfo, learned from the intervals' ``locks`` (an off-CPU
+    record names its lock by address only); the oldest addresses are forgotten first."""
+
+    def __init__(self, limit: int = MAX_LOCKS_REMEMBERED) -> None:
+        self.limit = limit
+        self._by_addr: OrderedDict[str, LockInfo] = OrderedDict()
+
+    def learn(self, lk: Mapping[str, Any]) -> LockInfo:
+        kind = lk.get("kind") or "unknown"
+        label = kind if kind in INODE_LOCK_KINDS else (lk.get("name") or kind)
+        info = LockInfo(kind, label, file_key(lk.get("path"), lk.get("dev"), lk.get("ino")),
+                        "inode_lock" if kind in INODE_LOCK_KINDS else "kernel_lock")
+        addr = lk.get("addr") or ""
+        self._by_addr[addr] = info
+        self._by_addr.move_to_end(addr)
+        while len(self._by_addr) > self.limit:
+            self._by_addr.popitem(last=False)
+        return info
+
+    def get(self, addr: str | None) -> LockInfo | None:
+        return self._by_addr.get(addr or "")
+
+    def kinds(self) -> dict[str | None, str]:
+        return {a: i.kind for a, i in self._by_addr.items()}
+
+
+@dataclass
+class Digest:
+    """One interval's figures (mutable while built, then only read)."""
+
+    start_mono_ns: int
+    end_mono_ns: int
+    duration_ns: int
+    observed_ns: int
+    mutex: dict[SampleKey, tuple[int, int]] = field(default_factory=dict)
+    block: dict[SampleKey, tuple[int, int]] = field(default_factory=dict)
+    # thread time: wait class (and "oncpu") -> ns
+    classes_ns: dict[str, float] = field(default_factory=dict)
+    # (file, lock, mode) -> [count, ns]
+    lock_waits: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+    # (lock, mode) -> [log2 slots..]
+    lock_hist: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    # file -> {"writes", "write_bytes", "buffered_writes", "buffered_bytes", class...}
+    dio: dict[str, dict[str, int]] = field(default_factory=dict)
+    # (file, call) -> [count, ns]
+    syncs: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    # syscall name -> [count, ns]
+    syscalls: dict[str, list[int]] = field(default_factory=dict)
+    # file -> ns the traced threads spent on it (lock waits, DIO, syncs): its rank
+    file_activity: dict[str, float] = field(default_factory=dict)
+    bpf_ns: int = 0
+    user_cpu_ns: int = 0
+    cpu_share: float | None = None
+
+
+def _add(table: dict[Any, list[int]], key: Any, count: int, ns: int) -> None:
+    row = table.setdefault(key, [0, 0])
+    row[0] += count
+    row[1] += ns
+
+
+def _add_sample(table: dict[SampleKey, tuple[int, int]], key: SampleKey, count: int,
+                ns: int) -> None:
+    c, n = table.get(key, (0, 0))
+    table[key] = (c + count, n + ns)
+
+
+def _labels(**kv: str | None) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in kv.items() if v)
+
+
+def digest_interval(iv: Mapping[str, Any], locks: LockBook,
+                    idle_tids: Collection[int | None],
+                    user_classifier: UserClassifier | None) -> Digest:
+    """The digest of one series object; ``locks`` learns the interval's lock addresses
+    first, ``idle_tids`` are threads that waited for work all along (analysis.waitclass)."""
+    span = iv.get("interval") or {}
+    d = Digest(start_mono_ns=int(span.get("start_mono_ns", 0)),
+               end_mono_ns=int(span.get("end_mono_ns", 0)),
+               duration_ns=int(span.get("duration_ns", 0)),
+               observed_ns=int(observed_ns(iv)))
+    _locks(iv, locks, d)
+    _offcpu(iv, locks, idle_tids, user_classifier, d)
+    _dio(iv, d)
+    for e in iv.get("syscalls") or []:
+        if e.get("name"):
+            _add(d.syscalls, e["name"], int(e.get("count", 0)), int(e.get("total_ns", 0)))
+    ov = iv.get("overhead") or {}
+    d.bpf_ns = int(ov.get("bpf_ns") or 0)
+    d.user_cpu_ns = int(ov.get("user_cpu_ns") or 0)
+    d.cpu_share = ov.get("cpu_share")
+    return d
+
+
+def _locks(iv: Mapping[str, Any], book: LockBook, d: Digest) -> None:
+    for lk in iv.get("locks") or []:
+        info = book.learn(lk)
+        for w in lk.get("waits") or []:
+            count, ns = int(w.get("count", 0)), int(w.get("total_ns", 0))
+            mode = lock_mode(w.get("flag_names"))
+            _add(d.lock_waits, (info.file, info.label, mode), count, ns)
+            hist = d.lock_hist.setdefault((info.label, mode), [])
+            for i, n in enumerate(w.get("hist_log2_ns") or []):
+                if i >= len(hist):
+                    hist.append(0)
+                hist[i] += int(n)
+            if info.file:
+                d.file_activity[info.file] = d.file_activity.get(info.file, 0.0) + ns
+            key = (tuple(w.get("kstack") or ()), tuple(w.get("ustack") or ()),
+                   _labels(wait_class=info.wait_class, lock=info.label, mode=mode,
+                           file=info.file, comm=w.get("comm")))
+            _add_sample(d.mutex, key, count, ns)
+
+
+def _offcpu(iv: Mapping[str, Any], book: LockBook, idle_tids: Collection[int | None],
+            user_classifier: UserClassifier | None, d: Digest) -> None:
+    """Thread time per class, as analysis.series.thread_classes counts it, and the
+    block profile's samples: every off-CPU record whose class is a loss."""
+    classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
+    recorded: dict[int | None, float] = {}
+    kinds = book.kinds()
+    for rec in iv.get("offcpu") or []:
+        r: OffcpuRecord = rec
+        tid = r.get("tid")
+        ns = int(r.get("total_ns", 0))
+        if r.get("reason") == "runqueue":
+            cls = "runqueue"  # thread time counts it from threads[] below
+        else:
+            cls = classify(r, kinds, idle_tids, user_classifier).cls
+            classes[cls] += ns
+            recorded[tid] = recorded.get(tid, 0.0) + ns
+        if cls == "idle":
+            continue
+        info = book.get(r.get("lock_addr")) if r.get("reason") == "lock" else None
+        key = (tuple(r.get("kstack") or ()), tuple(r.get("ustack") or ()),
+               _labels(wait_class=cls, lock=info.label if info else None,
+                       file=info.file if info else None,
+                       syscall=syscall_of(r.get("kstack") or [], r.get("syscall")),
+                       comm=r.get("comm")))
+        _add_sample(d.block, key, int(r.get("count", 0)), ns)
+    for t in iv.get("threads") or []:
+        classes["runqueue"] += float(t.get("runqueue_ns", 0))
+        classes["oncpu"] += float(t.get("oncpu_ns", 0))
+        # off-CPU periods below --min-block-us have no record (analysis.series)
+        rest = max(float(t.get("offcpu_ns", 0)) - recorded.get(t.get("tid"), 0.0), 0.0)
+        classes["idle" if t.get("tid") in idle_tids else "unclassified"] += rest
+    d.classes_ns = classes
+
+
+def _dio(iv: Mapping[str, Any], d: Digest) -> None:
+    for e in iv.get("dio") or []:
+        key = file_key(e.get("path"), e.get("dev"), e.get("ino"))
+        if not key:
+            continue
+        row = d.dio.setdefault(key, {})
+        w = e.get("writes") or {}
+        b = e.get("buffered_writes") or {}
+        add = {"writes": int(w.get("count", 0)), "write_bytes": int(w.get("bytes", 0)),
+               "buffered_writes": int(b.get("count", 0)),
+               "buffered_bytes": int(b.get("bytes", 0))}
+        for c in WRITE_CLASSES:
+            v = e.get(c)
+            if isinstance(v, dict):
+                add[c] = int(v.get("count", 0))
+        for name, value in add.items():
+            row[name] = row.get(name, 0) + value
+        active = float((e.get("latency") or {}).get("total_ns", 0))
+        for src, call in SYNC_KEYS.items():
+            s = e.get(src)
+            if isinstance(s, dict) and s.get("count"):
+                _add(d.syncs, (key, call), int(s["count"]), int(s.get("total_ns", 0)))
+                active += float(s.get("total_ns", 0))
+        # a file written only through the page cache still ranks above an untouched one
+        active += int(w.get("count", 0)) + int(b.get("count", 0))
+        if active:
+            d.file_activity[key] = d.file_activity.get(key, 0.0) + active

@@ -1,0 +1,223 @@
+"""Prometheus metrics over an ExportState snapshot: a custom prometheus_client
+Collector, one snapshot per scrape, so a scrape is consistent and never waits for the
+recorder. Names follow Prometheus conventions (``lockscope_`` prefix, base units,
+``_total`` counters); docs/fleet.md lists them. Metrics appear once their source has
+reported: nothing unmeasured is exported as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.utils import floatToGoString
+
+from ..analysis.lockkinds import INODE_LOCK_KINDS
+from ..analysis.waitclass import CLASSES
+from .export_state import ExportSnapshot
+
+# histogram buckets: every other power of two from ~1 us to ~17 s (recorder slots are
+# [2^i, 2^(i+1)) ns, so these edges are exact)
+HIST_EXPONENTS = tuple(range(10, 36, 2))
+FILE_LABELS = ["file", "role", "object"]
+
+
+def _class_kind(cls: str) -> str:
+    if cls == "oncpu":
+        return "oncpu"
+    return "idle" if cls == "idle" else "loss"
+
+
+class SnapshotCollector(Collector):
+    """Yields the lockscope metrics of ``snapshot()`` at each scrape."""
+
+    def __init__(self, snapshot: Callable[[], ExportSnapshot]) -> None:
+        self._snapshot = snapshot
+
+    def describe(self) -> list[Metric]:
+        return []  # families vary with what the recorder measured
+
+    def collect(self) -> Iterator[Metric]:
+        s = self._snapshot()
+        yield from _thread_metrics(s)
+        yield from _lock_metrics(s)
+        yield from _file_metrics(s)
+        yield from _recorder_metrics(s)
+        yield from _context_metrics(s)
+
+
+def _file_labels(s: ExportSnapshot, file: str) -> list[str]:
+    return [file, s.file_role(file), s.file_object(file)]
+
+
+def _thread_metrics(s: ExportSnapshot) -> Iterator[Metric]:
+    if not s.intervals:
+        return
+    t = CounterMetricFamily(
+        "lockscope_thread_seconds", "Time of the traced threads by wait class: oncpu, "
+        "idle (waiting for work) and the loss classes (counted while observed)",
+        labels=["class", "kind"], unit="seconds")
+    for cls in ("oncpu", *CLASSES):
+        t.add_metric([cls, _class_kind(cls)], s.thread_ns.get(cls, 0.0) / 1e9)
+    yield t
+
+
+def _lock_metrics(s: ExportSnapshot) -> Iterator[Metric]:
+    if not s.intervals:
+        return
+    labels = ["lock", "mode", "wait_class", *FILE_LABELS]
+    secs = CounterMetricFamily("lockscope_lock_wait_seconds", "Kernel lock wait time of "
+                               "the traced threads by lock, mode and file",
+                               labels=labels, unit="seconds")
+    waits = CounterMetricFamily("lockscope_lock_waits", "Kernel lock waits of the traced "
+                                "threads by lock, mode and file", labels=labels)
+    for (file, lock, mode), (count, ns) in sorted(s.lock_waits.items()):
+        wc = "inode_lock" if lock in INODE_LOCK_KINDS else "kernel_lock"
+        lv = [lock, mode, wc, *_file_labels(s, file)]
+        secs.add_metric(lv, ns / 1e9)
+        waits.add_metric(lv, count)
+    yield secs
+    yield waits
+    hist = HistogramMetricFamily("lockscope_lock_wait_duration_seconds",
+                                 "Kernel lock wait durations by lock and mode",
+                                 labels=["lock", "mode"], unit="seconds")
+    for (lock, mode), slots in sorted(s.lock_hist.items()):
+        buckets = []
+        for k in HIST_EXPONENTS:
+            buckets.append((floatToGoString(2 ** k / 1e9), sum(slots[:k])))
+        buckets.append(("+Inf", sum(slots)))
+        hist.add_metric([lock, mode], buckets, s.lock_hist_sum.get((lock, mode), 0) / 1e9)
+    yield hist
+
+
+def _file_metrics(s: ExportSnapshot) -> Iterator[Metric]:
+    if not s.intervals:
+        return
+    families = {
+        "writes": CounterMetricFamily("lockscope_dio_writes", "Direct-I/O writes by file",
+                                      labels=FILE_LABELS),
+        "write_bytes": CounterMetricFamily("lockscope_dio_written_bytes",
+                                           "Bytes written by direct I/O, by file",
+                                           labels=FILE_LABELS, unit="bytes"),
+        "buffered_writes": CounterMetricFamily("lockscope_buffered_writes",
+                                               "Write calls through the page cache, by file",
+                                               labels=FILE_LABELS),
+        "buffered_bytes": CounterMetricFamily("lockscope_buffered_written_bytes",
+                                              "Bytes written through the page cache, by "
+                                              "file", labels=FILE_LABELS, unit="bytes"),
+    }
+    classes = CounterMetricFamily("lockscope_dio_write_class_writes", "Direct-I/O writes "
+                                  "by write class and file (classes overlap: "
+                                  "docs/fleet.md)", labels=[*FILE_LABELS, "class"])
+    for (file, key), v in sorted(s.dio.items()):
+        lv = _file_labels(s, file)
+        if key in families:
+            families[key].add_metric(lv, v)
+        else:
+            classes.add_metric([*lv, key], v)
+    yield from families.values()
+    yield classes
+    sync_s = CounterMetricFamily("lockscope_file_sync_seconds", "Time in fsync/fdatasync "
+                                 "(call=fsync) and sync_file_range (where counted apart) "
+                                 "by file", labels=[*FILE_LABELS, "call"], unit="seconds")
+    syncs = CounterMetricFamily("lockscope_file_syncs", "fsync/fdatasync and "
+                                "sync_file_range calls by file", labels=[*FILE_LABELS, "call"])
+    for (file, call), (count, ns) in sorted(s.syncs.items()):
+        lv = [*_file_labels(s, file), call]
+        sync_s.add_metric(lv, ns / 1e9)
+        syncs.add_metric(lv, count)
+    yield sync_s
+    yield syncs
+    calls_s = CounterMetricFamily("lockscope_syscall_seconds", "Time in the timed system "
+                                  "calls (writes, syncs) of the traced threads",
+                                  labels=["syscall"], unit="seconds")
+    calls = CounterMetricFamily("lockscope_syscalls", "Timed system calls of the traced "
+                                "threads", labels=["syscall"])
+    for name, (count, ns) in sorted(s.syscalls.items()):
+        calls_s.add_metric([name], ns / 1e9)
+        calls.add_metric([name], count)
+    yield calls_s
+    yield calls
+    yield GaugeMetricFamily("lockscope_export_files", "Files with their own label (at most "
+                            "the top files; the rest are file=\"other\")", value=len(s.files))
+
+
+def _recorder_metrics(s: ExportSnapshot) -> Iterator[Metric]:
+    if not s.intervals:
+        return
+    yield CounterMetricFamily("lockscope_recorder_intervals", "Recorder intervals exported",
+                              value=s.intervals)
+    yield CounterMetricFamily("lockscope_recorder_window_seconds", "Recorded time",
+                              value=s.duration_ns / 1e9, unit="seconds")
+    yield CounterMetricFamily("lockscope_recorder_observed_seconds", "Recorded time with "
+                              "the probes attached (below the window under --duty)",
+                              value=s.observed_ns / 1e9, unit="seconds")
+    yield CounterMetricFamily("lockscope_recorder_bpf_cpu_seconds", "CPU time of the "
+                              "recorder's BPF programs", value=s.bpf_ns / 1e9, unit="seconds")
+    yield CounterMetricFamily("lockscope_recorder_user_cpu_seconds", "CPU time of the "
+                              "recorder process", value=s.user_cpu_ns / 1e9, unit="seconds")
+    if s.last_cpu_share is not None:
+        yield GaugeMetricFamily("lockscope_recorder_cpu_share", "Share of all CPUs the "
+                                "recorder's BPF programs used in the last interval",
+                                value=s.last_cpu_share)
+    if s.last_observed_share is not None:
+        yield GaugeMetricFamily("lockscope_recorder_observed_share", "Share of the last "
+                                "interval with the probes attached",
+                                value=s.last_observed_share)
+    yield GaugeMetricFamily("lockscope_recorder_last_interval_timestamp_seconds",
+                            "When the last interval was exported (Unix time)",
+                            value=s.last_wall_ns / 1e9, unit="seconds")
+
+
+def _context_metrics(s: ExportSnapshot) -> Iterator[Metric]:
+    c = s.context
+    yield GaugeMetricFamily("lockscope_online_cpus", "CPUs the shares are of",
+                            value=c.online_cpus)
+    if c.target_up is not None:
+        up = GaugeMetricFamily("lockscope_target_up", "1 while the traced target runs",
+                               labels=["target"])
+        up.add_metric([c.target or ""], 1.0 if c.target_up else 0.0)
+        yield up
+    if c.max_overhead_pct is not None:
+        yield GaugeMetricFamily("lockscope_recorder_budget_share", "The recorder's CPU "
+                                "budget (--max-overhead) as a share of all CPUs",
+                                value=c.max_overhead_pct / 100)
+    if c.duty_pct is not None:
+        yield GaugeMetricFamily("lockscope_recorder_duty_ratio", "Share of each duty period "
+                                "the probes are attached (--duty, as lowered by the budget)",
+                                value=c.duty_pct / 100)
+    if s.drops:
+        d = CounterMetricFamily("lockscope_recorder_drops", "Data the recorder lost, by "
+                                "kind (totals are lower bounds when any rise)",
+                                labels=["kind"])
+        for k, v in sorted(s.drops.items()):
+            d.add_metric([k], v)
+        yield d
+    if c.map_occupancy:
+        used = GaugeMetricFamily("lockscope_recorder_map_entries", "Entries in use in the "
+                                 "recorder's maps", labels=["map"])
+        cap = GaugeMetricFamily("lockscope_recorder_map_capacity", "Capacity of the "
+                                "recorder's maps", labels=["map"])
+        for m, (u, total) in sorted(c.map_occupancy.items()):
+            used.add_metric([m], u)
+            cap.add_metric([m], total)
+        yield used
+        yield cap
+    if s.db_commits is not None:
+        dbc = CounterMetricFamily("lockscope_db_commits", "Commits the database counted "
+                                  "(its own counters)", labels=["engine"])
+        dbc.add_metric([c.db_engine or ""], s.db_commits)
+        yield dbc
+
+
+def make_registry(snapshot: Callable[[], ExportSnapshot]) -> CollectorRegistry:
+    """A registry holding only the lockscope collector."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(SnapshotCollector(snapshot))
+    return reg
