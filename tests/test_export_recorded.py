@@ -22,7 +22,7 @@ from lockscope.export import ExportState
 from lockscope.export.metrics_registry import make_registry
 from lockscope.export.pprof_writer import frame_function
 from lockscope.export.profile_windows import profile_bytes
-from lockscope.loopfs import make_loopfs
+from lockscope.run.loopfs import make_loopfs
 
 from conftest import require_tool
 from export_recording import record

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lockscope.errors import UsageError
 from lockscope.export import ExportServer, ExportState
 from lockscope.export.profile_pb2 import Profile
-from lockscope.loopfs import make_loopfs
+from lockscope.run.loopfs import make_loopfs
 
 from export_recording import record
 

@@ -1,6 +1,8 @@
 """The package's shape: every Python file name is used once, no module imports itself
 back (directly or through others, nor a folder through its siblings), and the layers
-only import downwards: ``cli`` → ``run`` → ``report`` → ``analysis`` → ``schema``."""
+only import downwards: ``cli`` → ``run`` → ``report`` → ``analysis`` → ``schema``
+(``export``, the metrics and profiles server, sits beside ``report``: over ``analysis``,
+under ``run`` and ``cli``)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ PACKAGE = ROOT / "analyzer" / "lockscope"
 SHARED_NAMES = {"__init__.py", "__main__.py", "conftest.py"}
 # what each layer may import from the others (the foundation modules at the top of the
 # package, such as schema and errors, are open to all)
-LAYERS = {"cli": {"run", "report", "analysis", "experiments"},
+LAYERS = {"cli": {"run", "report", "analysis", "experiments", "export"},
           "experiments": {"run", "report", "analysis"},
-          "run": {"report", "analysis"},
+          "run": {"report", "analysis", "export"},
+          "export": {"analysis"},
           "report": {"analysis"},
           "analysis": set()}
 
