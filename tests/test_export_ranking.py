@@ -1,6 +1,7 @@
 """Bounded file labels: the top N files keep their own label, a newcomer that
 outweighs the weakest takes its place, and the evicted file's counters continue
-under `other`, so every counter stays monotonic and the sum over files is kept."""
+under `other`, so every counter stays monotonic and the sum over files is kept. An
+inode first counted without its path moves to its path once the recorder names it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from lockscope.export import ExportState
 from lockscope.export.file_ranking import OTHER, FileRanking
 
 
-def interval(n: int, waits: dict[str, int]) -> dict:
-    """A recorder series object with one exclusive i_rwsem wait total per file."""
+def interval(n: int, waits: dict[str | None, int]) -> dict:
+    """A recorder series object with one exclusive i_rwsem wait total per file (inode
+    numbers in the order given; a None path: not resolved yet)."""
     start = n * 1_000_000_000
     return {
         "interval": {"start_mono_ns": start, "end_mono_ns": start + 1_000_000_000,
@@ -54,3 +56,13 @@ def test_scores_decay():
     # 30 s later /a counts 12.5: a file with 20 in its last interval takes its place
     assert r.update({"/b": 20.0}, 30) == ["/a"]
     assert r.label("/b") == "/b" and r.label("/a") == OTHER and r.label("") == ""
+
+
+def test_an_inode_keeps_one_label_once_its_path_is_known():
+    state = ExportState(top_files=5)
+    state.add_interval(interval(0, {None: 30}))        # the recorder has no path yet
+    assert by_file(state) == {"7:0:1": 30}
+    state.add_interval(interval(1, {"/db/redo": 20}))  # same inode, path resolved
+    state.add_interval(interval(2, {None: 5}))         # an entry without it again
+    assert by_file(state) == {"/db/redo": 55}
+    assert state.snapshot().files == ("/db/redo",)

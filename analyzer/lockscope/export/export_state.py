@@ -22,7 +22,7 @@ from typing import Any
 from ..analysis.dbfiles import ROLES, PgNames
 from ..analysis.waitclass import LOSS_CLASSES, UserClassifier, load_user_classifier
 from .file_ranking import OTHER, FileRanking
-from .interval_digest import Digest, LockBook, digest_interval
+from .interval_digest import Digest, FileNames, LockBook, digest_interval
 from .pprof_writer import SampleKey
 
 OVERFLOW_KEY: SampleKey = (("[lockscope: more stacks than --max-samples]",), (), ())
@@ -132,6 +132,7 @@ class ExportState:
         self._lock = threading.Lock()
         self._ranking = FileRanking(top_files)
         self._locks = LockBook()
+        self._names = FileNames()
         self._classifier = user_classifier or load_user_classifier()
         self._max_samples = max_samples
         self._recent: deque[Digest] = deque()
@@ -160,9 +161,11 @@ class ExportState:
         if not isinstance(span, Mapping) or "end_mono_ns" not in span:
             raise ValueError("not a recorder interval: no interval.end_mono_ns")
         idle = self._idle_tids(interval)
-        d = digest_interval(interval, self._locks, idle, self._classifier)
+        d = digest_interval(interval, self._locks, self._names, idle, self._classifier)
         wall = time.time_ns()
         mono_to_wall = wall - time.monotonic_ns()
+        for unnamed, path in d.named.items():
+            self._move_file(unnamed, path)
         for key in self._ranking.update(d.file_activity, d.duration_ns / 1e9):
             self._fold_into_other(key)
         label = self._ranking.label
@@ -258,13 +261,23 @@ class ExportState:
 
     def _fold_into_other(self, key: str) -> None:
         """A file lost its label: its counters continue under `other`."""
+        self._rekey(key, OTHER)
+
+    def _move_file(self, old: str, path: str) -> None:
+        """An inode counted as dev:ino got its path: its counters and rank move there."""
+        if old not in self._ranking.scores:
+            return  # under `other`, mixed with other files: it stays there
+        self._ranking.rename(old, path)
+        self._rekey(old, path)
+
+    def _rekey(self, old: str, new: str) -> None:
         for table in (self._lock_waits, self._syncs):
-            for k in [k for k in table if k[0] == key]:
+            for k in [k for k in table if k[0] == old]:
                 c, n = table.pop(k)
-                _add_pair(table, (OTHER, *k[1:]), c, n)
-        for k in [k for k in self._dio if k[0] == key]:
+                _add_pair(table, (new, *k[1:]), c, n)
+        for k in [k for k in self._dio if k[0] == old]:
             v = self._dio.pop(k)
-            self._dio[(OTHER, k[1])] = self._dio.get((OTHER, k[1]), 0) + v
+            self._dio[(new, k[1])] = self._dio.get((new, k[1]), 0) + v
 
     def _merge_samples(self, total: dict[SampleKey, tuple[int, int]],
                        new: Mapping[SampleKey, tuple[int, int]]) -> None:

@@ -32,6 +32,11 @@ class FileRanking:
             return ""
         return key if key in self.scores else OTHER
 
+    def rename(self, old: str, new: str) -> None:
+        """The same file under a new key (its path became known)."""
+        if old in self.scores:
+            self.scores[new] = self.scores.get(new, 0.0) + self.scores.pop(old)
+
     def update(self, activity: Mapping[str, float], seconds: float) -> list[str]:
         """Decay by ``seconds``, add this interval's activity, admit newcomers;
         returns the keys evicted (their counters go to `other`)."""

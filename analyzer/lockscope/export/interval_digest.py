@@ -35,8 +35,14 @@ class LockInfo:
 
     kind: str
     label: str      # the `lock` label: the kind, or the kernel symbol / member path
-    file: str       # the file key (path, else dev:ino) or "" for a lock of no file
+    path: str | None
+    dev: str | None
+    ino: int | None
     wait_class: str  # inode_lock or kernel_lock
+
+    def file(self, names: FileNames) -> str:
+        """The file key (path, else dev:ino) or "" for a lock of no file."""
+        return names.key(self.path, self.dev, self.ino)
 
 
 def lock_mode(flag_names: Collection[str] | None) -> str:
@@ -49,13 +55,40 @@ def lock_mode(flag_names: Collection[str] | None) -> str:
     return "other"
 
 
-def file_key(path: str | None, dev: str | None, ino: int | None) -> str:
-    """A file as the exporter keys it: its path, else ``dev:ino``; "" for none."""
-    if path:
-        return path
-    if ino:
-        return f"{dev}:{ino}"
-    return ""
+class FileNames:
+    """(dev, ino) → path, from every entry that names both. The recorder resolves paths
+    by scanning /proc, so an inode may first come without one: once its path is known
+    it keeps that key (``learn`` says which dev:ino keys got a path, for the caller to
+    move their figures)."""
+
+    def __init__(self, limit: int = MAX_LOCKS_REMEMBERED) -> None:
+        self.limit = limit
+        self._paths: OrderedDict[str, str] = OrderedDict()
+
+    def learn(self, iv: Mapping[str, Any]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for section in ("locks", "dio"):
+            for e in iv.get(section) or []:
+                path, ino = e.get("path"), e.get("ino")
+                if not path or not ino:
+                    continue
+                k = f"{e.get('dev')}:{ino}"
+                if k not in self._paths:
+                    found[k] = path
+                self._paths[k] = path
+                self._paths.move_to_end(k)
+        while len(self._paths) > self.limit:
+            self._paths.popitem(last=False)
+        return found
+
+    def key(self, path: str | None, dev: str | None, ino: int | None) -> str:
+        """A file as the exporter keys it: its path, else ``dev:ino``; "" for none."""
+        if path:
+            return path
+        if ino:
+            k = f"{dev}:{ino}"
+            return self._paths.get(k, k)
+        return ""
 
 
 class LockBook:
@@ -69,7 +102,7 @@ class LockBook:
     def learn(self, lk: Mapping[str, Any]) -> LockInfo:
         kind = lk.get("kind") or "unknown"
         label = kind if kind in INODE_LOCK_KINDS else (lk.get("name") or kind)
-        info = LockInfo(kind, label, file_key(lk.get("path"), lk.get("dev"), lk.get("ino")),
+        info = LockInfo(kind, label, lk.get("path"), lk.get("dev"), lk.get("ino"),
                         "inode_lock" if kind in INODE_LOCK_KINDS else "kernel_lock")
         addr = lk.get("addr") or ""
         self._by_addr[addr] = info
@@ -109,6 +142,8 @@ class Digest:
     syscalls: dict[str, list[int]] = field(default_factory=dict)
     # file -> ns the traced threads spent on it (lock waits, DIO, syncs): its rank
     file_activity: dict[str, float] = field(default_factory=dict)
+    # dev:ino keys whose path became known in this interval -> the path
+    named: dict[str, str] = field(default_factory=dict)
     bpf_ns: int = 0
     user_cpu_ns: int = 0
     cpu_share: float | None = None
@@ -130,19 +165,21 @@ def _labels(**kv: str | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in kv.items() if v)
 
 
-def digest_interval(iv: Mapping[str, Any], locks: LockBook,
+def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
                     idle_tids: Collection[int | None],
                     user_classifier: UserClassifier | None) -> Digest:
-    """The digest of one series object; ``locks`` learns the interval's lock addresses
-    first, ``idle_tids`` are threads that waited for work all along (analysis.waitclass)."""
+    """The digest of one series object; ``names`` and ``locks`` learn the interval's
+    paths and lock addresses first, ``idle_tids`` are threads that waited for work all
+    along (analysis.waitclass)."""
     span = iv.get("interval") or {}
     d = Digest(start_mono_ns=int(span.get("start_mono_ns", 0)),
                end_mono_ns=int(span.get("end_mono_ns", 0)),
                duration_ns=int(span.get("duration_ns", 0)),
                observed_ns=int(observed_ns(iv)))
-    _locks(iv, locks, d)
-    _offcpu(iv, locks, idle_tids, user_classifier, d)
-    _dio(iv, d)
+    d.named = names.learn(iv)
+    _locks(iv, locks, names, d)
+    _offcpu(iv, locks, names, idle_tids, user_classifier, d)
+    _dio(iv, names, d)
     for e in iv.get("syscalls") or []:
         if e.get("name"):
             _add(d.syscalls, e["name"], int(e.get("count", 0)), int(e.get("total_ns", 0)))
@@ -153,28 +190,30 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook,
     return d
 
 
-def _locks(iv: Mapping[str, Any], book: LockBook, d: Digest) -> None:
+def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, d: Digest) -> None:
     for lk in iv.get("locks") or []:
         info = book.learn(lk)
+        file = info.file(names)
         for w in lk.get("waits") or []:
             count, ns = int(w.get("count", 0)), int(w.get("total_ns", 0))
             mode = lock_mode(w.get("flag_names"))
-            _add(d.lock_waits, (info.file, info.label, mode), count, ns)
+            _add(d.lock_waits, (file, info.label, mode), count, ns)
             hist = d.lock_hist.setdefault((info.label, mode), [])
             for i, n in enumerate(w.get("hist_log2_ns") or []):
                 if i >= len(hist):
                     hist.append(0)
                 hist[i] += int(n)
-            if info.file:
-                d.file_activity[info.file] = d.file_activity.get(info.file, 0.0) + ns
+            if file:
+                d.file_activity[file] = d.file_activity.get(file, 0.0) + ns
             key = (tuple(w.get("kstack") or ()), tuple(w.get("ustack") or ()),
                    _labels(wait_class=info.wait_class, lock=info.label, mode=mode,
-                           file=info.file, comm=w.get("comm")))
+                           file=file, comm=w.get("comm")))
             _add_sample(d.mutex, key, count, ns)
 
 
-def _offcpu(iv: Mapping[str, Any], book: LockBook, idle_tids: Collection[int | None],
-            user_classifier: UserClassifier | None, d: Digest) -> None:
+def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
+            idle_tids: Collection[int | None], user_classifier: UserClassifier | None,
+            d: Digest) -> None:
     """Thread time per class, as analysis.series.thread_classes counts it, and the
     block profile's samples: every off-CPU record whose class is a loss."""
     classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
@@ -195,7 +234,7 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, idle_tids: Collection[int | N
         info = book.get(r.get("lock_addr")) if r.get("reason") == "lock" else None
         key = (tuple(r.get("kstack") or ()), tuple(r.get("ustack") or ()),
                _labels(wait_class=cls, lock=info.label if info else None,
-                       file=info.file if info else None,
+                       file=info.file(names) if info else None,
                        syscall=syscall_of(r.get("kstack") or [], r.get("syscall")),
                        comm=r.get("comm")))
         _add_sample(d.block, key, int(r.get("count", 0)), ns)
@@ -208,9 +247,9 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, idle_tids: Collection[int | N
     d.classes_ns = classes
 
 
-def _dio(iv: Mapping[str, Any], d: Digest) -> None:
+def _dio(iv: Mapping[str, Any], names: FileNames, d: Digest) -> None:
     for e in iv.get("dio") or []:
-        key = file_key(e.get("path"), e.get("dev"), e.get("ino"))
+        key = names.key(e.get("path"), e.get("dev"), e.get("ino"))
         if not key:
             continue
         row = d.dio.setdefault(key, {})
