@@ -105,7 +105,7 @@ def test_duty_is_passed_to_the_recorder_and_rates_are_per_observed_second(tmp_pa
         target.wait()
     assert res.returncode == 0, res.stderr
     doc = json.loads((out / "results.json").read_text())
-    trace = doc["runs"][0]["trace"]
+    trace = doc["window"]["trace"]
     assert doc["attach"]["duty_pct"] == 50
     assert "--duty" in trace["argv"] and trace["sampling"]["duty_pct"] == 50
     share = trace["interval"]["observed_ns"] / trace["interval"]["duration_ns"]
@@ -187,6 +187,6 @@ def test_ctrl_c_keeps_a_partial_but_valid_window(tmp_path):
     assert "interrupted" in err and "Traceback" not in err
     doc = json.loads((out / "results.json").read_text())
     assert doc["partial"] is True and doc["attach"]["ended"] == "interrupted"
-    window = doc["runs"][0]["trace"]["interval"]["duration_ns"] / 1e9
+    window = doc["window"]["trace"]["interval"]["duration_ns"] / 1e9
     assert 1.0 < window < 60
     assert doc["analysis"]["attach"]["window_s"] == pytest.approx(window)

@@ -146,7 +146,7 @@ def test_postgres_wal_and_relations_by_path_and_role(postgres_run):
                                        ("postgres_run", "epoll_wait")])
 def test_client_waits_land_in_idle_not_in_loss(request, run, call):
     _, doc, *_ = request.getfixturevalue(run)
-    trace = doc["runs"][0]["trace"]
+    trace = doc["window"]["trace"]
     # Independently: the time the server's threads blocked inside the call that waits
     # for a client, summed from the raw records.
     entry = {f"__x64_sys_{call}", f"__arm64_sys_{call}"}
@@ -192,7 +192,7 @@ def test_commit_rate_agrees_with_pgbench(postgres_run):
 @pytest.mark.parametrize("run", ["mariadb_run", "postgres_run"])
 def test_per_second_series_cover_the_window(request, run):
     _, doc, *_ = request.getfixturevalue(run)
-    trace = doc["runs"][0]["trace"]
+    trace = doc["window"]["trace"]
     window = trace["interval"]
     rows = doc["analysis"]["attach"]["series"]
     assert rows[0]["start_mono_ns"] == pytest.approx(window["start_mono_ns"], abs=0.2e9)

@@ -39,7 +39,7 @@ def compressed_run(tmp_path_factory):
 def test_attach_names_the_table_file_and_the_rule(compressed_run):
     server, doc = compressed_run
     path = str(server.datadir / "sbtest" / "sbtest1.ibd")
-    trace = doc["runs"][0]["trace"]
+    trace = doc["window"]["trace"]
     # the recorder's own view: waits on this file's i_rwsem, and DIO writes into holes
     lock = next(lk for lk in trace["locks"] if lk.get("path") == path)
     assert lock["kind"] == "i_rwsem" and lock["count"] > 0

@@ -26,9 +26,9 @@ def doc(records: list[dict], locks=(), dio=(), window_s: float = 10.0) -> dict:
                           "duration_ns": int(window_s * S)},
              "threads": threads, "offcpu": records, "locks": list(locks), "dio": list(dio)}
     return {"kind": "attach", "host": {"cpus": 4},
-            "runs": [{"fs": "mariadbd", "threads": len(threads), "trace": trace,
-                      "files": [{"path": DATA, "fstype": "ext4", "setuid": False,
-                                 "setgid": False, "security_xattrs": []}]}]}
+            "window": {"label": "mariadbd", "threads": len(threads), "trace": trace,
+                       "files": [{"path": DATA, "fstype": "ext4", "setuid": False,
+                                  "setgid": False, "security_xattrs": []}]}}
 
 
 def rec(tid, kstack, ns, reason="other", **kw):

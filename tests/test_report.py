@@ -19,6 +19,7 @@ from lockscope.report import render_report
 from lockscope.report.flame.folded import iter_folded, merge, records_folded, strip_offsets
 from lockscope.report.html import flame_for_embedding, inline_svg
 from lockscope.report.model import VERDICTS
+from lockscope.schema import SCHEMA
 
 from conftest import require_tool
 from recorded import (
@@ -232,7 +233,7 @@ def test_json_is_the_analysis(rendered, doc):
     data = json.loads(text)
     assert next(iter(data)) == "generator"
     assert data["analysis"]["ext4"]["verdict"] == doc["analysis"]["ext4"]["verdict"]
-    assert data["derived"] == [] and data["schema"] == "lockscope/1"
+    assert data["derived"] == [] and data["schema"] == SCHEMA
 
 
 def _untraced(doc, why: str):
@@ -437,3 +438,19 @@ def test_groups_of_another_filesystem_are_not_missing(tmp_path):
     assert said and all("(ext4)" in line for line in said), said
     assert "not needed" in html and "| not needed |" in md
     assert lost["ext4_map"] not in html
+
+
+def test_an_attach_recorded_as_lockscope_1_still_renders(tmp_path):
+    """Before lockscope/2 an attach kept its window as a sweep run (runs[0]); it is read
+    into ``window`` and renders like a new one."""
+    from lockscope.results import load_results
+
+    doc = load_results(Path(__file__).parent / "data" / "attach-v1.json")
+    assert doc["schema"] == SCHEMA and "runs" not in doc
+    window = doc["window"]
+    assert window["label"] and window["threads"] >= 1 and window["trace"]["threads"]
+    result = render_report(doc, tmp_path, ["html", "md", "json"], flame=False)
+    page = result.outputs["html"].read_text()
+    assert window["label"] in page
+    data = json.loads(result.outputs["json"].read_text())
+    assert data["kind"] == "attach" and data["analysis"]["attach"]["verdict"]["kind"]

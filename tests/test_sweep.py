@@ -17,6 +17,7 @@ import pytest
 
 from lockscope.analysis.holders import ACTIVITIES
 from lockscope.analysis.verdict import LOCK_EXPLAINS, SCALES_EFFICIENCY
+from lockscope.schema import SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
@@ -51,7 +52,7 @@ def sweep(tmp_path: Path, scenario: str, *extra: str) -> dict:
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads((out / "results.json").read_text())
     assert_nothing_left(doc)
-    assert doc["schema"] == "lockscope/1" and doc["partial"] is False
+    assert doc["schema"] == SCHEMA and doc["partial"] is False
     assert doc["command"][:4] == ["lockscope", "sweep", "--scenario", scenario]
     assert {(r["fs"], r["threads"]) for r in doc["runs"]} == {
         (fs, n) for fs in ("ext4", "xfs") for n in (1, 4)}

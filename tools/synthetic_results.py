@@ -23,6 +23,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from lockscope.schema import SCHEMA
+
 PAGE = 4096
 RUNTIME_S = 6
 HIST_SLOTS = 40
@@ -398,7 +400,7 @@ def make_results(filesystems: Iterable[str] = ("ext4", "xfs"),
                     {"iops": iops, "clat_mean": clat_mean, "tail": tail, "share": share,
                      "thread_ns": thread_ns, "run": run})
     doc: dict[str, Any] = {
-        "schema": "lockscope/1", "partial": False, "created_wall": "2026-11-22T02:30:00Z",
+        "schema": SCHEMA, "partial": False, "created_wall": "2026-11-22T02:30:00Z",
         "command": ["lockscope", "sweep", "--fs", ",".join(filesystems), "--threads",
                     ",".join(map(str, threads)), "--repeat", str(repeats), "-o",
                     "results/sweep-20261122-023000"],

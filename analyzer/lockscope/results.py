@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import cast
 
 from .errors import LockscopeError, UsageError
-from .schema import SCHEMA, ResultsDoc
+from .schema import READABLE_SCHEMAS, SCHEMA, ResultsDoc, window_of_run
 
 __all__ = ["SCHEMA", "load_results", "save_results"]
 
@@ -32,13 +32,23 @@ def load_results(path: str | os.PathLike[str]) -> ResultsDoc:
                              f"line {exc.lineno})") from None
     if not isinstance(doc, dict) or "schema" not in doc:
         raise LockscopeError(f"{p}: not a lockscope results file (no 'schema' key)")
-    if doc["schema"] != SCHEMA:
+    if doc["schema"] not in READABLE_SCHEMAS:
         raise LockscopeError(f"{p}: schema '{doc['schema']}' is not supported "
-                             f"(this lockscope reads '{SCHEMA}')")
-    for key in ("host", "runs"):
+                             f"(this lockscope reads {', '.join(map(repr, READABLE_SCHEMAS))})")
+    doc = _upgrade(doc)
+    for key in ("host", "window" if "window" in doc else "runs"):
         if key not in doc:
             raise LockscopeError(f"{p}: incomplete results file: missing '{key}'")
     return cast(ResultsDoc, doc)
+
+
+def _upgrade(doc: dict) -> dict:
+    """A lockscope/1 document in today's shape: an attach's window was its one run."""
+    if doc["schema"] == "lockscope/1" and doc.get("kind") == "attach" and "runs" in doc:
+        runs = doc.pop("runs") or [{}]
+        doc["window"] = window_of_run(runs[0])
+    doc["schema"] = SCHEMA
+    return doc
 
 
 def save_results(path: str | os.PathLike[str], doc: ResultsDoc) -> None:

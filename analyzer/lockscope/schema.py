@@ -14,7 +14,10 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal, TypedDict, Union, cast
 
-SCHEMA = "lockscope/1"
+SCHEMA = "lockscope/2"
+# lockscope/1 stored an attach's window as a sweep run (``runs[0]``); results.load_results
+# reads it into ``window``. Sweeps are the same in both.
+READABLE_SCHEMAS = ("lockscope/1", SCHEMA)
 
 
 class VerdictKind(str, Enum):
@@ -457,6 +460,39 @@ class FailedPoint(TypedDict, total=False):
     stderr: str | None
 
 
+class AttachTarget(TypedDict, total=False):
+    """``target`` of an attach: what was traced (run/target.py ``Target.facts``)."""
+
+    how: str                    # pid, comm, cgroup, unit
+    value: str
+    pids: list[int]
+    comms: list[str]
+    comm: str | None
+    cgroup: str | None
+    exited: bool                # the target exited before --duration
+
+
+class AttachSettings(TypedDict, total=False):
+    """``attach`` of an attach: its options and how the window ended."""
+
+    duration_s: float
+    interval_s: float
+    max_overhead_pct: float
+    duty_pct: int | None
+    ended: str                  # duration, interrupted, target exited, overhead limit
+    recorder_argv: list[str]
+
+
+class AttachWindow(TypedDict, total=False):
+    """``window`` of an attach: the recorder's one window over the target."""
+
+    label: str                  # the target's label; the flame graphs are named by it
+    threads: int                # threads the recorder saw
+    trace: Trace | None
+    trace_error: str | None
+    files: list[SweptFile]
+
+
 class ResultsDoc(TypedDict, total=False):
     schema: str
     kind: str               # "attach" for lockscope attach; absent for a sweep
@@ -465,10 +501,13 @@ class ResultsDoc(TypedDict, total=False):
     command: list[str]
     reproduce: list[str]
     host: Host
+    # a sweep
     workload: Workload
     runs: list[Run]
-    target: dict[str, Any]
-    attach: dict[str, Any]
+    # an attach
+    target: AttachTarget
+    attach: AttachSettings
+    window: AttachWindow
     db: DbDoc | None
     analysis: Analysis
     failed_point: FailedPoint   # the point that stopped the sweep (run/workload/points.py)
@@ -852,3 +891,22 @@ def comparison_of(analysis: Analysis | None) -> Comparison | None:
 
 def attach_analysis(analysis: Analysis | None) -> AttachAnalysis | None:
     return cast("AttachAnalysis | None", (analysis or {}).get("attach"))
+
+
+def window_of_run(run: Run) -> AttachWindow:
+    """A traced run as an attach window (lockscope/1 attach documents, and a preset
+    sweep's point analyzed the way an attach is)."""
+    return {"label": run.get("fs", ""), "threads": run.get("threads", 0),
+            "trace": run.get("trace"), "trace_error": run.get("trace_error"),
+            "files": run.get("files") or []}
+
+
+def traced_points(doc: ResultsDoc) -> list[Run]:
+    """The document's traced points, as the flame graphs read them: a sweep's runs, or
+    an attach's window as one point (its target's label as the filesystem)."""
+    window = doc.get("window")
+    if window is None:
+        return list(doc.get("runs") or [])
+    return [{"fs": window.get("label", ""), "threads": window.get("threads", 0),
+             "repeat": 0, "trace": window.get("trace"),
+             "trace_error": window.get("trace_error"), "files": window.get("files") or []}]

@@ -18,6 +18,7 @@ from ..schema import (
     Run,
     UslFit,
     Verdict,
+    window_of_run,
 )
 from .compare import compare
 from .dio import classes_for, file_classes, no_writes
@@ -81,12 +82,8 @@ def _file_facts(runs: list[Run], path: str | None) -> FileFacts:
 
 
 def analyze(doc: ResultsDoc) -> Analysis:
-    """analysis for a whole results.json: one entry per filesystem plus the comparison;
-    for an attach, ``{"attach": ...}`` (analysis.attach)."""
-    if doc.get("kind") == "attach":
-        from .attach import analyze_attach
-
-        return {"attach": analyze_attach(doc)}
+    """analysis of a sweep's results.json: one entry per filesystem plus the comparison
+    (an attach's is ``{"attach": attach.analyze_attach(doc)}``)."""
     by_fs: dict[str, list[Run]] = defaultdict(list)
     for run in doc.get("runs") or []:
         by_fs[run["fs"]].append(run)
@@ -112,7 +109,7 @@ def _server_analysis(fs_analysis: FsAnalysis, runs: list[Run], host: Host) -> No
 
     points = server_points(runs)
     hi = max((r for r in runs if r.get("trace")), key=lambda r: r["threads"], default=None)
-    top = analyze_attach({"runs": [hi], "host": host, "db": None}) if hi else None
+    top = analyze_attach({"window": window_of_run(hi), "host": host, "db": None}) if hi else None
     fs_analysis["server"] = {"points": points,
                              "kind": next(r["server"]["kind"] for r in runs if r.get("server")),
                              "top_point_verdict": top["verdict"] if top else None}

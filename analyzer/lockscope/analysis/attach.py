@@ -163,8 +163,8 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
 
 def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     """Everything ``analysis.attach`` holds (docs/results-schema.md, attach form)."""
-    run = (doc.get("runs") or [{}])[0]
-    trace = run.get("trace") or {}
+    window = doc.get("window") or {}
+    trace = window.get("trace") or {}
     db = doc.get("db")
     pg_names = _pg_names(db)
     user_classifier = load_user_classifier()
@@ -189,7 +189,7 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     rows = build_series(trace, db, kinds, idle, user_classifier, pg_names)
     engine = (db or {}).get("engine") or _engine_from_files(trace)
     signal, values = throughput_signal(rows, engine)
-    files = file_rows(trace, run.get("files") or [], pg_names)
+    files = file_rows(trace, window.get("files") or [], pg_names)
     fall = falls(rows, values)
     figures: AttachFigures = {
         "window_s": window_ns / 1e9, "observed_s": seen_ns / 1e9, "sampling": sampling_note(trace),

@@ -133,7 +133,7 @@ def run(args) -> int:
     doc.update({"target": target.facts(),
                 "attach": {"duration_s": args.duration, "interval_s": args.interval,
                            "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
-                "db": None, "runs": [], "analysis": {}})
+                "db": None, "analysis": {}})
     with session.interruptible():
         trace, ended, rec_argv, trace_error = _record(args, target, session.out, sampler)
     if ended == "duration" and ((trace or {}).get("overhead") or {}).get("detached"):
@@ -145,9 +145,9 @@ def run(args) -> int:
         doc["db"] = {"engine": "mariadb" if args.mysql else "postgres", "samples": [],
                      "counters": [], "errors": [db_warning], "warning": db_warning}
     doc["target"]["exited"] = ended == "target exited"
-    doc["runs"] = [{"fs": target.label(), "threads": len((trace or {}).get("threads") or []),
-                    "repeat": 0, "workload": {}, "trace": trace, "trace_error": trace_error,
-                    "files": _file_facts(trace)}]
+    doc["window"] = {"label": target.label(),
+                     "threads": len((trace or {}).get("threads") or []),
+                     "trace": trace, "trace_error": trace_error, "files": _file_facts(trace)}
     doc["host"]["filesystems"] = _filesystems(trace)
     return _finish(session, args, ended)
 

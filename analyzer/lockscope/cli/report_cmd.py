@@ -41,8 +41,8 @@ def _format(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Load, render, and say what was written; notes (e.g. no inferno) go to stderr."""
     from ..report.fmt import size_bytes
-    from ..report.jsonout import dumps, report_json
-    from ..report.model import build_model
+    from ..report.forms import form_of
+    from ..report.jsonout import dumps
     from ..report.render import DEFAULT_NAMES, print_notes, render_report
     from ..results import load_results
 
@@ -51,12 +51,8 @@ def run(args: argparse.Namespace) -> int:
     source = str(src / "results.json" if src.is_dir() else src)
     fmt = _format(args)
     if fmt == "json" and (args.output in (None, "-")):
-        if doc.get("kind") == "attach":
-            from ..report.attach_report import attach_json
-
-            sys.stdout.write(dumps(attach_json(doc, source)))
-        else:
-            sys.stdout.write(dumps(report_json(doc, build_model(doc, source))))
+        form = form_of(doc)
+        sys.stdout.write(dumps(form.json(doc, form.model(doc, source), source)))
         return 0
     if args.output == "-":
         raise UsageError(f"--format {fmt} writes files; give -o FILE (only json can go to "

@@ -98,7 +98,7 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
         "command": " ".join(doc.get("command") or []),
         "recorder": " ".join(at.get("recorder_argv") or []),
         # a group of a filesystem the target does not use (--fs) misses nothing
-        "features": [f for f in ((doc.get("runs") or [{}])[0].get("trace") or {}).get(
+        "features": [f for f in ((doc.get("window") or {}).get("trace") or {}).get(
             "features") or [] if not f.get("enabled") and not f.get("not_needed")],
     }
 
@@ -112,7 +112,7 @@ def render_attach_html(doc: ResultsDoc, plots, flames, base: Path, source: str =
     script = (TEMPLATES / "flames.js").read_text()
     plot_map = {p.name: {"svg": Markup(inline_svg(p.svg, f"plot-{p.name}")), "title": p.title}
                 for p in plots if p.svg}
-    label = (doc.get("runs") or [{}])[0].get("fs", "")
+    label = (doc.get("window") or {}).get("label", "")
     entries = flame_entries(flames, [label], base).get(label, [])
     return environment().get_template("attach.html.j2").render(
         m=m, css=Markup(css), script=Markup(script), plots=plot_map, flames=entries,

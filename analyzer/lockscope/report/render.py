@@ -25,12 +25,9 @@ from ..errors import UsageError
 from ..schema import ResultsDoc
 from .flame.graphs import Drawer, FlameSet, collect, files_written
 from .flame.inferno import MISSING_NOTE, find_inferno
-from .html import render_html
-from .jsonout import dumps, report_json
-from .markdown import render_markdown
-from .model import build_model
+from .forms import form_of
+from .jsonout import dumps
 from .outputs import OutputGuard
-from .plots import render_plots
 
 FORMATS = ("html", "md", "json")
 DEFAULT_NAMES = {"html": "report.html", "md": "report.md", "json": "report.json"}
@@ -95,8 +92,8 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
     guard = OutputGuard(force)
     targets = {f: guard.claim(out / (names or {}).get(f, DEFAULT_NAMES[f])) for f in formats}
     result = RenderResult()
-    attach = doc.get("kind") == "attach"
-    model = None if attach else build_model(doc, source)
+    form = form_of(doc)
+    model = form.model(doc, source)
 
     flames: FlameSet | None = None
     drawer: Drawer | None = None
@@ -112,27 +109,15 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
             flames.notes.insert(0, MISSING_NOTE)
 
     plots = []
-    if visual and attach:
-        from .attach_plots import FIGURES as ATTACH_FIGURES
-        from .attach_report import attach_analysis
-
-        png_dir = targets["md"].parent if "md" in formats else None
-        if png_dir is not None:
-            for name, _, _ in ATTACH_FIGURES:
-                guard.claim(png_dir / f"{targets['md'].stem}-{name}.png")
-        plots = render_plots(attach_analysis(doc), png_dir=png_dir,
-                             png_prefix=targets["md"].stem if "md" in formats else "report",
-                             svg="html" in formats, figures=ATTACH_FIGURES)
-    elif visual:
-        assert model is not None     # built for every sweep document
+    if visual:
         png_dir = None
         if "md" in formats:
             png_dir = targets["md"].parent
-            for name in ("scaling", "time-share", "latency"):
+            for name in form.plot_names:
                 guard.claim(png_dir / f"{targets['md'].stem}-{name}.png")
-        plots = render_plots(model.filesystems, png_dir=png_dir,
-                             png_prefix=targets["md"].stem if "md" in formats else "report",
-                             svg="html" in formats)
+        plots = form.plots(doc, model, png_dir=png_dir,
+                           png_prefix=targets["md"].stem if "md" in formats else "report",
+                           svg="html" in formats)
     if drawer is not None and flames is not None:
         drawer.finish(flames)
     if flames is not None:
@@ -142,34 +127,17 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
         result.files.extend(files_written(flames))
     result.files.extend(p.png for p in plots if p.png is not None)
 
-    if attach:
-        _write_attach(doc, targets, plots, flames, source, result)
-    else:
-        assert model is not None
-        if "html" in formats:
-            result.outputs["html"] = _write(targets["html"], render_html(
-                model, plots, flames, targets["html"].parent))
-        if "md" in formats:
-            result.outputs["md"] = _write(targets["md"], render_markdown(
-                model, plots, flames, targets["md"].parent))
-        if "json" in formats:
-            result.outputs["json"] = _write(targets["json"], dumps(report_json(doc, model)))
+    if "html" in formats:
+        result.outputs["html"] = _write(targets["html"], form.html(
+            doc, model, plots, flames, targets["html"].parent, source))
+    if "md" in formats:
+        result.outputs["md"] = _write(targets["md"], form.md(
+            doc, model, plots, flames, targets["md"].parent, source))
+    if "json" in formats:
+        result.outputs["json"] = _write(targets["json"], dumps(form.json(doc, model, source)))
     result.files.extend(result.outputs.values())
     guard.save()
     return result
-
-
-def _write_attach(doc, targets, plots, flames, source, result) -> None:
-    """The attach form of the report (results.json with "kind": "attach")."""
-    from .attach_report import attach_json, render_attach_html, render_attach_markdown
-
-    if "html" in targets:
-        result.outputs["html"] = _write(targets["html"], render_attach_html(
-            doc, plots, flames, targets["html"].parent, source))
-    if "md" in targets:
-        result.outputs["md"] = _write(targets["md"], render_attach_markdown(doc, plots, source))
-    if "json" in targets:
-        result.outputs["json"] = _write(targets["json"], dumps(attach_json(doc, source)))
 
 
 def print_notes(result: RenderResult) -> None:

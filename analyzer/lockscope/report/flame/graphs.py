@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ...schema import ResultsDoc
+from ...schema import ResultsDoc, traced_points
 from .. import fmt
 from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
 from .inferno import Inferno, InfernoError
@@ -81,10 +81,11 @@ def safe_name(text: str) -> str:
 
 
 def group_runs(doc: ResultsDoc) -> dict[str, dict[int, list[dict[str, Any]]]]:
-    """runs grouped as {fs: {threads: [runs…]}}, filesystems in first-seen order.
-    Runs stay plain dicts: the graphs read whatever a document holds."""
+    """The traced points (schema.traced_points: a sweep's runs, an attach's window)
+    grouped as {fs: {threads: [runs…]}}, filesystems in first-seen order. Runs stay
+    plain dicts: the graphs read whatever a document holds."""
     out: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    runs: list[Any] = list(doc.get("runs") or [])
+    runs: list[Any] = list(traced_points(doc))
     for run in runs:
         if not isinstance(run, dict) or "fs" not in run:
             continue

@@ -1,0 +1,97 @@
+"""The one place a results.json's ``kind`` is read: each kind of recording has its form
+of the report. A sweep (no ``kind``) is compared per filesystem from its runs; an attach
+(``"kind": "attach"``) is explained from its one window (``analysis.attach``).
+
+A form builds the report's model, draws its plots and writes its html, md and json;
+``render.render_report`` and ``lockscope report`` pick the form with ``form_of`` and
+never look at the kind themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import LockscopeError
+from ..schema import ResultsDoc
+from .jsonout import report_json
+from .model import build_model
+from .plots import render_plots
+
+# A page writer: (doc, model, plots, flames, base directory, source) -> text
+Page = Callable[[ResultsDoc, Any, list, Any, Path, str], str]
+
+
+@dataclass(frozen=True)
+class Form:
+    kind: str
+    model: Callable[[ResultsDoc, str], Any]          # None for a form without one
+    plot_names: tuple[str, ...]                      # the md form's PNGs, report-<name>.png
+    plots: Callable[..., list]                       # (doc, model, **render_plots options)
+    html: Page
+    md: Page
+    json: Callable[[ResultsDoc, Any, str], dict]     # (doc, model, source)
+
+
+def _sweep_plots(doc: ResultsDoc, model: Any, **opts: Any) -> list:
+    return render_plots(model.filesystems, **opts)
+
+
+def _sweep_html(doc, model, plots, flames, base, source) -> str:
+    from .html import render_html
+
+    return render_html(model, plots, flames, base)
+
+
+def _sweep_md(doc, model, plots, flames, base, source) -> str:
+    from .markdown import render_markdown
+
+    return render_markdown(model, plots, flames, base)
+
+
+def _attach_plots(doc: ResultsDoc, model: Any, **opts: Any) -> list:
+    from .attach_plots import FIGURES
+    from .attach_report import attach_analysis
+
+    return render_plots(attach_analysis(doc), figures=FIGURES, **opts)
+
+
+def _attach_html(doc, model, plots, flames, base, source) -> str:
+    from .attach_report import render_attach_html
+
+    return render_attach_html(doc, plots, flames, base, source)
+
+
+def _attach_md(doc, model, plots, flames, base, source) -> str:
+    from .attach_report import render_attach_markdown
+
+    return render_attach_markdown(doc, plots, source)
+
+
+def _attach_json(doc, model, source) -> dict:
+    from .attach_report import attach_json
+
+    return attach_json(doc, source)
+
+
+def _attach_plot_names() -> tuple[str, ...]:
+    from .attach_plots import FIGURES
+
+    return tuple(name for name, _, _ in FIGURES)
+
+
+FORMS = {
+    "sweep": Form("sweep", build_model, ("scaling", "time-share", "latency"), _sweep_plots,
+                  _sweep_html, _sweep_md, lambda doc, model, source: report_json(doc, model)),
+    "attach": Form("attach", lambda doc, source: None, _attach_plot_names(), _attach_plots,
+                   _attach_html, _attach_md, _attach_json),
+}
+
+
+def form_of(doc: ResultsDoc) -> Form:
+    kind = doc.get("kind") or "sweep"
+    if kind not in FORMS:
+        raise LockscopeError(f"results.json of kind '{kind}': this lockscope reports "
+                             f"{' and '.join(FORMS)} recordings")
+    return FORMS[kind]
