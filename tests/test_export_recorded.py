@@ -265,3 +265,27 @@ def test_dashboard_and_rules_name_only_exported_metrics(recorded):
     used = {n for e in [*exprs, rules] for n in re.findall(r"\blockscope_\w+", e)}
     assert len(used) >= 15 and len(exprs) >= 14
     assert used <= names, sorted(used - names)
+
+
+def test_drops_are_exported_as_parts_that_add_up(recorded):
+    """The recording's own drops object, given as the recording side gives it: parts
+    that do not overlap (map_full by map, stack_missing as kernel and user), a
+    restart of the recorder (counts back to 0) absorbed."""
+    _, doc, _, _ = recorded
+    state = ExportState()
+    state.add_interval(recorded[2][0])
+    drops = doc["drops"]
+    grown = {**drops, "nested_begin": drops["nested_begin"] + 7,
+             "map_full_by_map": {**drops["map_full_by_map"], "offcpu": 3 +
+                                 drops["map_full_by_map"].get("offcpu", 0)}}
+    state.set_context(drops=drops)
+    state.set_context(drops=grown)     # +7 nested, +3 offcpu map full (not counted twice)
+    state.set_context(drops={k: (0 if not isinstance(v, dict) else dict.fromkeys(v, 0))
+                             for k, v in grown.items()})   # a new recorder
+    state.set_context(drops={"nested_begin": 2})
+    s = samples_of(exposition(state))["lockscope_recorder_drops_total"]
+    got = {x.labels["kind"]: x.value for x in s}
+    assert "map_full" not in got and "stack_missing" not in got
+    assert set(got) >= {f"map_full.{m}" for m in drops["map_full_by_map"]}
+    assert got["map_full.offcpu"] == 3 and got["nested_begin"] == 7 + 2
+    assert sum(got.values()) == 3 + 7 + 2

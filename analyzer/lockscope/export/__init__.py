@@ -18,9 +18,11 @@ Interface (the recording side calls it; everything else is internal)::
                       pg_names={(16384, 16397): "pgbench_accounts"})
     server.stop()                              # idempotent; ends requests in flight
 
-``set_context`` takes any subset of those keys, whenever they change (``drops`` and
-``db_commits`` are cumulative as their sources count them; a source's restart is
-absorbed). ``ExportServer.bind`` accepts ``[HOST:]PORT``, ``[V6]:PORT``, ``:PORT``;
+``set_context`` takes any subset of those keys, whenever they change (``drops`` (the
+recorder's ``drops`` object) and ``db_commits`` are cumulative as their sources count
+them; a source's restart is absorbed). An interval that carries the recorder's
+``state`` (maps in use, drops, sampling) sets ``map_occupancy``, ``drops`` and
+``duty_pct`` itself. ``ExportServer.bind`` accepts ``[HOST:]PORT``, ``[V6]:PORT``, ``:PORT``;
 the host defaults to 127.0.0.1; port 0 picks a free port (``server.listen.port``).
 
 Served: ``/metrics`` (Prometheus text 0.0.4, or OpenMetrics when the Accept header

@@ -42,8 +42,9 @@ class ExportContext:
     max_overhead_pct: float | None = None
     duty_pct: float | None = None
     online_cpus: int = os.cpu_count() or 1
-    # cumulative counters as their sources give them (made monotonic here)
-    drops: Mapping[str, int] = field(default_factory=dict)
+    # the recorder's drops object, cumulative (made monotonic and split into parts
+    # that do not overlap here: drop_kinds)
+    drops: Mapping[str, Any] = field(default_factory=dict)
     # map name -> (entries in use, capacity)
     map_occupancy: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     db_engine: str | None = None
@@ -106,6 +107,42 @@ class ExportSnapshot:
         return file_role(key, self.context.pg_names).object or ""
 
 
+def drop_kinds(drops: Mapping[str, Any]) -> dict[str, int]:
+    """The recorder's ``drops`` object (docs/recorder-json.md) as parts that do not
+    overlap: ``map_full`` by map (``map_full.locks``, ...) and ``stack_missing`` as its
+    kernel and user parts when the object has them; other counts as they are."""
+    out: dict[str, int] = {}
+    by_map = drops.get("map_full_by_map")
+    for k, v in drops.items():
+        if isinstance(v, Mapping):
+            for name, n in v.items():
+                if isinstance(n, (int, float)) and not isinstance(n, bool):
+                    out[f"{'map_full' if k == 'map_full_by_map' else k}.{name}"] = int(n)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            if k == "map_full" and isinstance(by_map, Mapping):
+                continue
+            if k == "stack_missing" and "kernel_stack_missing" in drops:
+                continue
+            out[k] = int(v)
+    return out
+
+
+def state_context(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What an interval's ``state`` (maps in use, drops and sampling so far) sets in the
+    context."""
+    kw: dict[str, Any] = {}
+    maps = state.get("maps")
+    if isinstance(maps, Mapping):
+        kw["map_occupancy"] = {k: (int(v.get("entries", 0)), int(v.get("max_entries", 0)))
+                               for k, v in maps.items() if isinstance(v, Mapping)}
+    if isinstance(state.get("drops"), Mapping):
+        kw["drops"] = state["drops"]
+    sampling = state.get("sampling")
+    if isinstance(sampling, Mapping) and sampling.get("duty_pct") is not None:
+        kw["duty_pct"] = float(sampling["duty_pct"])
+    return kw
+
+
 class _Monotonic:
     """A cumulative source that may restart from 0 (a database or recorder restart)
     made into a counter that only grows: from 0 at first sight, adding each rise."""
@@ -160,6 +197,8 @@ class ExportState:
         span = interval.get("interval")
         if not isinstance(span, Mapping) or "end_mono_ns" not in span:
             raise ValueError("not a recorder interval: no interval.end_mono_ns")
+        if isinstance(interval.get("state"), Mapping):
+            self.set_context(**state_context(interval["state"]))
         idle = self._idle_tids(interval)
         d = digest_interval(interval, self._locks, self._names, idle, self._classifier)
         wall = time.time_ns()
@@ -225,7 +264,7 @@ class ExportState:
             snap = self._snap
             ctx = replace(snap.context, **kw)
             drops = dict(snap.drops)
-            for k, v in (kw.get("drops") or {}).items():
+            for k, v in drop_kinds(kw.get("drops") or {}).items():
                 drops[k] = int(self._drops.setdefault(k, _Monotonic()).see(float(v)))
             commits = snap.db_commits
             if kw.get("db_commits") is not None:
