@@ -289,3 +289,33 @@ def test_drops_are_exported_as_parts_that_add_up(recorded):
     assert set(got) >= {f"map_full.{m}" for m in drops["map_full_by_map"]}
     assert got["map_full.offcpu"] == 3 and got["nested_begin"] == 7 + 2
     assert sum(got.values()) == 3 + 7 + 2
+
+
+def replayed(lines: list, times: int) -> list:
+    """The recording's intervals played ``times`` times in a row (clock moved on)."""
+    span = lines[-1]["interval"]["end_mono_ns"] - lines[0]["interval"]["start_mono_ns"]
+    out = []
+    for n in range(times):
+        for iv in lines:
+            moved = dict(iv["interval"])
+            moved["start_mono_ns"] += n * span
+            moved["end_mono_ns"] += n * span
+            out.append({**iv, "interval": moved})
+    return out
+
+
+def test_memory_stays_bounded_over_a_long_replay(recorded):
+    """Hours of intervals hold a window's worth of them and at most max_samples stacks
+    per profile; what does not fit is folded into one sample, so totals are kept."""
+    _, doc, lines, _ = recorded
+    state = ExportState(window_s=20, max_samples=5)
+    times = 40
+    for iv in replayed(lines, times):
+        state.add_interval(iv)
+    s = state.snapshot()
+    per_s = len(lines) / (sum(iv["interval"]["duration_ns"] for iv in lines) / 1e9)
+    assert len(s.recent) <= 20 * per_s + 2
+    assert len(s.mutex_total) <= 6 and len(s.block_total) <= 6
+    assert sum(n for _, n in s.mutex_total.values()) == \
+        times * sum(lk["total_ns"] for lk in doc["locks"])
+    assert s.intervals == times * len(lines) and len(s.lines) <= 60

@@ -43,8 +43,9 @@ def render_page(s: ExportSnapshot) -> bytes:
     up = "" if c.target_up is None else (" (up)" if c.target_up else " (<b>down</b>)")
     links = "".join(f'<li><a href="{html.escape(h)}">{html.escape(h)}</a>: '
                     f"{html.escape(d)}</li>" for h, d in LINKS)
-    head = ("UTC", "threads on CPU", "waiting for work", "lost", "top loss",
-            "top lock-wait file", "DIO writes/s", "syncs/s", "recorder CPU", "observed")
+    head = ("UTC", "threads on CPU", "waiting for work", "lost", "top loss (threads)",
+            "top lock-wait file (threads)", "DIO writes/s", "syncs/s", "recorder BPF CPU",
+            "observed")
     rows = "".join(_line(r) for r in reversed(s.lines))
     body = (f"<h1>lockscope: {target}{up}</h1>"
             f"<p>{s.intervals} intervals exported; thread counts are averages over each "
