@@ -111,6 +111,17 @@ def recorder(args: list[str], out: Path):
             proc.wait()
 
 
+def wait_for_series(series_out: Path, intervals: int, timeout_s: float = 60.0) -> None:
+    """Blocks until the recorder has written `intervals` series lines: on a loaded host
+    the intervals close later than the wall clock says, so a test waits for them."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if series_out.exists() and len(series_out.read_text().splitlines()) >= intervals:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {intervals} series intervals in {timeout_s} s")
+
+
 def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 2.0,
                    extra: list[str] | None = None, size_mb: int = 128) -> dict:
     """Runs the 4 writers, records --pid for `seconds` of their steady state."""

@@ -15,7 +15,7 @@ import pytest
 from lockscope import schema
 from lockscope.binaries import find_binary
 
-from record_common import dio_entry, record_binary, recorder
+from record_common import dio_entry, record_binary, recorder, wait_for_series
 
 WINDOW_S = 4.0
 PERIOD_MS = 200
@@ -127,10 +127,11 @@ def test_duty_cycle_watches_part_of_the_time_and_rates_hold(ext4_fs, tmp_path):
 
 @pytest.mark.kernel
 def test_series_intervals_carry_their_observed_time(tmp_path):
-    with recorder(["--duty", "50", "--duty-period-ms", "100", "--interval-ms", "250"],
-                  tmp_path / "rec.json") as (_, start, finish):
+    series_out = tmp_path / "series.jsonl"
+    with recorder(["--duty", "50", "--duty-period-ms", "100", "--interval-ms", "250",
+                   "--series-out", str(series_out)], tmp_path / "rec.json") as (_, start, finish):
         start()
-        time.sleep(1.5)
+        wait_for_series(series_out, 3)
         doc = finish()
     series = doc["series"]
     assert len(series) >= 3

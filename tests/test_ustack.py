@@ -68,9 +68,8 @@ static void *helper(void *arg)
 			usleep(20000);
 			pthread_mutex_unlock(&mu);
 		} else if (mode == 1) {
-			pthread_mutex_lock(&cmu);
+			/* cmu released: the woken waiter never blocks on it */
 			pthread_cond_signal(&cv);
-			pthread_mutex_unlock(&cmu);
 		} else if (write(pfd[1], "x", 1) < 0) {
 			exit(1);
 		}
