@@ -1,7 +1,7 @@
-"""deploy/: the alerting rules pass `promtool check rules` and fire (and stay quiet)
-on the series `promtool test rules` feeds them; the dashboard is Grafana JSON whose
-every panel has a query. Which metric names they may use is checked against a real
-exposition in test_export_recorded.py."""
+"""deploy/: the scrape config passes `promtool check config`; the alerting rules pass
+`promtool check rules` and fire (and stay quiet) on the series `promtool test rules`
+feeds them; the dashboard is Grafana JSON whose every panel has a query. Which metric
+names they may use is checked against a real exposition in test_export_recorded.py."""
 
 from __future__ import annotations
 
@@ -40,3 +40,12 @@ def test_dashboard_is_grafana_json():
     for p in dash["panels"]:
         assert p["targets"] and all(t["expr"].strip() for t in p["targets"]), p["title"]
         assert p["datasource"]["uid"] == "${datasource}"
+
+
+def test_scrape_config_passes_promtool_check_config():
+    promtool = require_tool("promtool")
+    res = subprocess.run([promtool, "check", "config",
+                          str(DEPLOY / "prometheus" / "lockscope-scrape.yml")],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "SUCCESS: 3 rules found" in res.stdout   # it loads the alert rules beside it
