@@ -25,9 +25,11 @@ from ..errors import UsageError
 from ..schema import ResultsDoc
 from .flame.graphs import Drawer, FlameSet, collect, files_written
 from .flame.inferno import MISSING_NOTE, find_inferno
+from .forked import Forked
 from .forms import form_of
 from .jsonout import dumps
 from .outputs import OutputGuard
+from .plots import Plot
 
 FORMATS = ("html", "md", "json")
 DEFAULT_NAMES = {"html": "report.html", "md": "report.md", "json": "report.json"}
@@ -95,29 +97,33 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
     form = form_of(doc)
     model = form.model(doc, source)
 
-    flames: FlameSet | None = None
-    drawer: Drawer | None = None
     visual = [f for f in formats if f in ("html", "md")]
-    if visual and flame:
-        result.flame_dir = out / "flame"
-        inferno = find_inferno()
-        # inferno draws each graph in its own process as soon as its stacks are
-        # written, while this thread sums the next ones and then draws the plots.
-        drawer = Drawer(inferno, jobs)
-        flames = collect(doc, result.flame_dir, claim=guard.claim, on_graph=drawer.submit)
-        if inferno is None:
-            flames.notes.insert(0, MISSING_NOTE)
-
-    plots = []
+    # The plots are drawn in a forked child while this process sums and writes the
+    # flame-graph stacks (forked before inferno's processes and threads exist).
+    pending: Forked[list[Plot]] | None = None
     if visual:
         png_dir = None
         if "md" in formats:
             png_dir = targets["md"].parent
             for name in form.plot_names:
                 guard.claim(png_dir / f"{targets['md'].stem}-{name}.png")
-        plots = form.plots(doc, model, png_dir=png_dir,
-                           png_prefix=targets["md"].stem if "md" in formats else "report",
-                           svg="html" in formats)
+        prefix = targets["md"].stem if "md" in formats else "report"
+        pending = Forked(lambda: form.plots(doc, model, png_dir=png_dir, png_prefix=prefix,
+                                            svg="html" in formats))
+
+    flames: FlameSet | None = None
+    drawer: Drawer | None = None
+    if visual and flame:
+        result.flame_dir = out / "flame"
+        inferno = find_inferno()
+        # inferno draws each graph in its own process as soon as its stacks are
+        # written, while this thread sums the next ones.
+        drawer = Drawer(inferno, jobs)
+        flames = collect(doc, result.flame_dir, claim=guard.claim, on_graph=drawer.submit)
+        if inferno is None:
+            flames.notes.insert(0, MISSING_NOTE)
+
+    plots: list[Plot] = pending.result() if pending is not None else []
     if drawer is not None and flames is not None:
         drawer.finish(flames)
     if flames is not None:

@@ -103,6 +103,22 @@ def strip_offsets(text: str) -> str:
     return _OFFSETS.sub("", text) if "+0x" in text else text
 
 
+def strip_lines(lines: list[str], cache: dict[str, str]) -> str:
+    """strip_offsets over folded lines ``stack value``, joined by newlines.
+
+    The same stacks come back at every point of a sweep (and in every repeat), so
+    each distinct stack is stripped once; `cache` maps it to its stripped form
+    for the calls that share it."""
+    out = []
+    for line in lines:
+        stack, _, value = line.rpartition(" ")
+        bare = cache.get(stack)
+        if bare is None:
+            bare = cache[stack] = strip_offsets(stack)
+        out.append(f"{bare} {value}")
+    return "\n".join(out)
+
+
 def _record_stack(rec: dict[str, Any]) -> str | None:
     """Root-first folded stack of a record with leaf-first kstack/ustack lists."""
     kstack: list[Any] = rec["kstack"] if isinstance(rec.get("kstack"), list) else []
@@ -231,17 +247,19 @@ def _value_of(line: str) -> int:
     return int(line[line.rindex(" ") + 1:])
 
 
-def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: str
-                ) -> PointStacks:
+def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: str,
+                cache: dict[str, str] | None = None) -> PointStacks:
     """Write the `kind` stacks of several runs (a point's repeats) into one folded file.
 
     The repeats' lines are concatenated, not merged: inferno, FlameGraph and
     speedscope all sum repeated stacks themselves, and skipping the merge
     keeps large recordings fast. Return offsets are stripped from frames
-    (strip_offsets). Lines already in folded form are copied in one piece;
-    anything else is converted line by line.
+    (strip_offsets; `cache` keeps stripped stacks for the next points). Lines
+    already in folded form are copied in one piece; anything else is converted
+    line by line.
     """
     out = PointStacks()
+    cache = {} if cache is None else cache
     with open(path, "w", buffering=1 << 20) as fh:
         for run in runs:
             data = run_folded(run, kind)
@@ -255,7 +273,7 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
                 except (ValueError, TypeError, AttributeError):
                     pass  # not clean folded lines: take the careful path below
                 else:
-                    fh.write(strip_offsets("\n".join(data)))
+                    fh.write(strip_lines(data, cache))
                     fh.write("\n")
                     out.total += total
                     out.lines += len(data)

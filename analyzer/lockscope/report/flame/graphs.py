@@ -127,6 +127,7 @@ def collect(doc: ResultsDoc, flame_dir: str | os.PathLike, *,
     flame_dir.mkdir(parents=True, exist_ok=True)
     result = FlameSet()
     grouped = group_runs(doc)
+    stripped: dict[str, str] = {}  # stacks without offsets, shared by the points
     for fs, by_threads in grouped.items():
         if only_fs is not None and fs != only_fs:
             continue
@@ -144,7 +145,7 @@ def collect(doc: ResultsDoc, flame_dir: str | os.PathLike, *,
                     continue
                 path = claim(path, stamped=False)
                 svg = claim(path.with_suffix(".svg"))
-                point = write_point(path, runs, kind)
+                point = write_point(path, runs, kind, stripped)
                 if point.total <= 0:
                     path.unlink()
                     continue

@@ -1,0 +1,67 @@
+"""The report's speed-ups change nothing it writes: plots drawn in a forked child, stacks
+stripped of their offsets once per distinct stack."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lockscope.report import render_report
+from lockscope.report.flame.folded import strip_lines, strip_offsets
+from lockscope.report.forked import Forked
+
+from conftest import require_tool
+from recorded import recorded_sweep
+
+CARGO_BIN = str(Path.home() / ".cargo" / "bin")
+
+
+def _render(out: Path) -> dict[str, bytes]:
+    render_report(recorded_sweep(), out, formats=("html", "md"), source="results.json")
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and not p.name.startswith(".")}
+
+
+def test_report_with_plots_in_a_child_is_the_one_drawn_in_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
+    require_tool("inferno-flamegraph")
+    forked = _render(tmp_path / "forked")
+    with monkeypatch.context() as m:
+        m.delattr(os, "fork")  # Forked then calls the function in this process
+        here = _render(tmp_path / "here")
+    assert "report.html" in forked and any(k.endswith(".svg") for k in forked)
+    # differential .folded files list their stacks in a set's order: compared as sets
+    for name in forked:
+        if name.endswith(".folded"):
+            assert sorted(forked[name].splitlines()) == sorted(here[name].splitlines()), name
+        else:
+            assert forked[name] == here[name], name
+    assert forked.keys() == here.keys()
+
+
+def test_forked_runs_the_function_in_a_child():
+    assert Forked(os.getpid).result() != os.getpid()
+
+
+def test_forked_child_failing_runs_the_function_here():
+    parent = os.getpid()
+
+    def only_here() -> str:
+        if os.getpid() != parent:
+            raise RuntimeError("in the child")
+        return "here"
+
+    assert Forked(only_here).result() == "here"
+
+
+@pytest.mark.parametrize("lines", [
+    ["a+0x1c4;b+0x6f/0x200 12", "a+0x1c4;c 3", "a+0x1c4;b+0x6f/0x200 12"],
+    ["comm;[libc.so.6+0x1f2];x+0xff_[k] 7", "weird+0xzz;y+0x1 1", "no_offsets 4"],
+    ["x+0x10 1"],
+])
+def test_strip_lines_strips_like_strip_offsets(lines):
+    cache: dict[str, str] = {}
+    assert strip_lines(lines, cache) == strip_offsets("\n".join(lines))
+    assert strip_lines(lines, cache) == strip_offsets("\n".join(lines))  # from the cache
