@@ -211,3 +211,21 @@ def test_connection_cap_refuses_the_excess(served):
             time.sleep(0.2)
     else:
         pytest.fail("the server did not serve again after the held connections closed")
+
+
+def test_ipv6_loopback_in_brackets():
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        # no IPv6 loopback here: the same address is refused in one line instead
+        with pytest.raises(UsageError):
+            ExportServer.bind("[::1]:0", ExportState())
+        return
+    server = ExportServer.bind("[::1]:0", ExportState())
+    server.start()
+    try:
+        assert server.url.startswith("http://[::1]:")
+        assert get(server, "/metrics")[0] == 200
+    finally:
+        server.stop()
