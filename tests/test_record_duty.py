@@ -184,3 +184,31 @@ def test_budget_lowers_the_duty_under_load_and_raises_it_when_the_load_ends(ext4
     # raised again once the writes ended, never above --duty
     assert max(pcts[low:]) > pcts[low] and max(pcts) <= 100, pcts
     assert doc["sampling"]["requested_pct"] == 100
+
+
+@pytest.mark.kernel
+def test_a_flag_switches_the_probes_off_without_detaching_them(tmp_path):
+    """--duty-flag: the off part is a flag the programs test first; switching takes no
+    link work, so the observed share is the duty's even on a loaded host, and the series
+    intervals carry the maps' occupancy."""
+    idle = subprocess.Popen(["sleep", "60"])  # a quiet target: short map reads
+    try:
+        with recorder(["--pid", str(idle.pid), "--duty", "50", "--duty-period-ms", "200",
+                       "--duty-flag", "--interval-ms", "250"],
+                      tmp_path / "rec.json") as (_, start, finish):
+            start()
+            time.sleep(2.0)
+            doc = finish()
+    finally:
+        idle.kill()
+        idle.wait()
+    s = doc["sampling"]
+    assert s["switch"] == "flag" and s["attach_failures"] == 0
+    assert s["toggles"] >= 2 * (s["cycles"] - 1)
+    assert 0.35 <= doc["interval"]["observed_ns"] / doc["interval"]["duration_ns"] <= 0.65
+    for iv in doc["series"]:
+        maps = iv["state"]["maps"]
+        assert {"locks", "threads", "offcpu", "dio"} <= set(maps)
+        assert all(0 <= m["entries"] <= m["max_entries"] for m in maps.values())
+        assert iv["state"]["sampling"]["switch"] == "flag"
+        assert "map_full" in iv["state"]["drops"]

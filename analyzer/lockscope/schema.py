@@ -269,6 +269,10 @@ class Sampling(TypedDict, total=False):
     observed_ns: int
     cycles: int
     attach_failures: int
+    switch: str             # detach | flag (--duty-flag)
+    toggles: int            # switches off and on
+    toggle_ns: int          # their wall time
+    toggle_cpu_ns: int      # the recorder thread's CPU in them
 
 
 class TraceSection(TypedDict, total=False):
@@ -281,6 +285,7 @@ class TraceSection(TypedDict, total=False):
     syscalls: list[SyscallEntry]
     dio: list[DioEntry]
     net: list[NetEntry]
+    state: dict[str, Any]   # series intervals only: maps in use, drops, sampling so far
 
 
 class Trace(TraceSection, total=False):

@@ -7,12 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include <bpf/libbpf.h>
 #include "json_out.h"
+#include "clock.h"
 #include "btfname.h"
 #include "offcpu.h"
 #include "paths.h"
 #include "series.h"
 #include "session.h"
+#include "record.skel.h"
 #include "document.h"
 
 #define SCHEMA "lockscope-record/1"
@@ -244,10 +247,9 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
-/* "drops" (losses: totals are lower bounds) and "counts" (not losses). */
-static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
+/* The losses of tallies d, as the object "drops" (totals are lower bounds). */
+static void write_drops(struct json_out *j, const __u64 *d)
 {
-	const __u64 *d = s->data.tallies;
 	__u64 full = 0;
 	int i;
 
@@ -269,6 +271,14 @@ static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 		json_uint(j, map_full_names[i], d[i]);
 	json_end_object(j);
 	json_end_object(j);
+}
+
+/* "drops" and "counts" (not losses). */
+static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
+{
+	const __u64 *d = s->data.tallies;
+
+	write_drops(j, d);
 	/* not losses */
 	json_key(j, "counts");
 	json_begin_object(j);
@@ -820,7 +830,40 @@ int document_write(struct rec_session *s, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+static void json_occupancy(struct json_out *j, const char *name, size_t n, const struct bpf_map *m)
+{
+	json_key(j, name);
+	json_begin_object(j);
+	json_uint(j, "entries", n);
+	json_uint(j, "max_entries", bpf_map__max_entries(m));
+	json_end_object(j);
+}
+
+/* What a long recording watches to know it stays bounded: the entries of the
+ * keyed maps now, and the drops since the start. */
+static void write_state(struct rec_session *s, const struct rec_data *cur, struct json_out *j)
+{
+	struct record_bpf *skel = s->probe.skel;
+
+	json_key(j, "state");
+	json_begin_object(j);
+	json_key(j, "maps");
+	json_begin_object(j);
+	json_occupancy(j, "locks", cur->nr_locks, skel->maps.lock_stats);
+	json_occupancy(j, "inodes", cur->nr_inodes, skel->maps.inode_locks);
+	json_occupancy(j, "threads", cur->nr_tasks, skel->maps.tasks);
+	json_occupancy(j, "offcpu", cur->nr_offcpu, skel->maps.offcpu);
+	json_occupancy(j, "dio", cur->nr_dio, skel->maps.dio_stats);
+	json_occupancy(j, "jbd2_handles", cur->nr_handles, skel->maps.jbd2_handles);
+	json_occupancy(j, "jbd2_commits", cur->nr_commits, skel->maps.jbd2_commits);
+	json_end_object(j);
+	write_drops(j, cur->tallies);
+	duty_json(&s->duty, j, clock_ns(CLOCK_MONOTONIC));
+	json_end_object(j);
+}
+
+int document_write_interval(struct rec_session *s, struct rec_data *delta,
+			    const struct rec_data *cur, __u64 start, __u64 end,
 			    __u64 observed, bool reread, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
@@ -839,6 +882,7 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64
 	json_end_object(&j);
 	write_activity(s, &j);
 	overhead_interval_json(&s->ovh, &j, end, observed, reread);
+	write_state(s, cur, &j);
 	json_end_object(&j);
 	*delta = s->data;
 	s->data = whole;

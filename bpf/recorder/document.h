@@ -13,8 +13,10 @@
 int document_write(struct rec_session *s, FILE *f);
 
 /* One series object (one line, no newline) for the interval [start, end]
- * from delta; observed: ns of it the programs were attached (--duty). */
-int document_write_interval(struct rec_session *s, struct rec_data *delta, __u64 start, __u64 end,
+ * from delta, and the state of cur (the whole maps now); observed: ns of it
+ * the programs were attached (--duty). */
+int document_write_interval(struct rec_session *s, struct rec_data *delta,
+			    const struct rec_data *cur, __u64 start, __u64 end,
 			    __u64 observed, bool reread, FILE *f);
 
 /* Command name of a thread: from the threads map, else its process's. */

@@ -12,12 +12,13 @@
 #include "duty.h"
 
 void duty_init(struct rec_duty *d, unsigned int pct, unsigned int period_ms,
-	       unsigned int holder_period_ms)
+	       unsigned int holder_period_ms, bool by_flag)
 {
 	memset(d, 0, sizeof(*d));
 	d->requested_pct = d->pct = pct;
 	d->period_ns = (__u64)period_ms * 1000000ULL;
 	d->holder_period_ms = holder_period_ms;
+	d->by_flag = by_flag;
 }
 
 void duty_start(struct rec_duty *d, __u64 now)
@@ -63,7 +64,7 @@ void duty_set(struct rec_duty *d, unsigned int pct)
 static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS])
 {
 	struct record_bpf *skel = p->skel;
-	__u64 t0, t1;
+	__u64 t0, t1, cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	/* Nothing runs while detached: the holders' table of waited-for
 	 * locks is cleared (its waiters' ends were missed), and pairs begun
@@ -73,12 +74,18 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&skel->data->observe_end_ns, ~0ULL, __ATOMIC_SEQ_CST);
-	d->failed += probe_resume(p, shed, d->holder_period_ms);
+	if (d->by_flag)
+		__atomic_store_n(&skel->bss->duty_off, 0, __ATOMIC_SEQ_CST);
+	else
+		d->failed += probe_resume(p, shed, d->holder_period_ms);
 	/* The programs came on one by one since t0 (tens of ms on a busy
 	 * host): a pair begun meanwhile may have had its begin missed, so
 	 * the phase, for the programs and for the observed time alike,
 	 * starts once all are on. */
 	t1 = clock_ns(CLOCK_MONOTONIC);
+	d->toggles++;
+	d->toggle_ns += t1 - t0;
+	d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	__atomic_store_n(&skel->bss->observe_start_ns, t1, __ATOMIC_SEQ_CST);
 	d->phase_start = t1;
 	d->on = true;
@@ -115,7 +122,15 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 		return;
 	}
 	if (d->closing) {
-		probe_pause(p);
+		__u64 t0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+		if (d->by_flag)
+			__atomic_store_n(&p->skel->bss->duty_off, 1, __ATOMIC_SEQ_CST);
+		else
+			probe_pause(p);
+		d->toggles++;
+		d->toggle_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+		d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 		d->closing = false;
 		return;
 	}
@@ -132,5 +147,9 @@ void duty_json(const struct rec_duty *d, struct json_out *j, __u64 end)
 	json_uint(j, "observed_ns", duty_observed(d, end));
 	json_uint(j, "cycles", d->cycles);
 	json_uint(j, "attach_failures", d->failed);
+	json_string(j, "switch", d->by_flag ? "flag" : "detach");
+	json_uint(j, "toggles", d->toggles);
+	json_uint(j, "toggle_ns", d->toggle_ns);
+	json_uint(j, "toggle_cpu_ns", d->toggle_cpu_ns);
 	json_end_object(j);
 }

@@ -28,11 +28,18 @@ struct rec_duty {
 	__u64 observed_ns;           /* of the "on" phases that ended */
 	__u64 cycles;                /* "on" phases begun, the window's first included */
 	unsigned int failed;         /* links that could not be attached again */
+	/* what switching the programs off and on cost: wall time of the
+	 * detaches and attaches, and this thread's CPU in them (the text
+	 * patching and the IPIs it sends land on the other CPUs too) */
+	__u64 toggles;
+	__u64 toggle_ns;
+	__u64 toggle_cpu_ns;
 	unsigned int holder_period_ms;
+	bool by_flag;                /* off phases set duty_off instead of detaching */
 };
 
 void duty_init(struct rec_duty *d, unsigned int pct, unsigned int period_ms,
-	       unsigned int holder_period_ms);
+	       unsigned int holder_period_ms, bool by_flag);
 /* The window opens (the programs are attached). */
 void duty_start(struct rec_duty *d, __u64 now);
 /* The window closes: the observed time stops growing. */

@@ -119,6 +119,11 @@ static const struct opt_def defs[] = {
 	  "\"sampling\")", "always attached" },
 	{ "duty-period-ms", 0, "N", OK_UINT, F(duty_period_ms), 1000, 100, 3600000, false,
 	  "the period of --duty", NULL },
+	{ "duty-flag", 0, NULL, OK_SET, F(duty_flag), 0, 0, 0, false,
+	  "the off part of --duty sets a flag every program tests at its first instruction, "
+	  "instead of detaching the programs: no kernel text patched, no links made, at the "
+	  "cost of a short run per event while off (\"sampling\".toggle_ns/toggle_cpu_ns say "
+	  "what switching cost)", NULL },
 	{ "interval-ms", 0, "N", OK_UINT, F(interval_ms), 0, 0, 3600000, false,
 	  "every N ms, add the changes since the last interval to the document's \"series\" "
 	  "(0: off; else at least 100)", NULL },

@@ -39,6 +39,7 @@ struct rec_opts {
 	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
 	unsigned int duty_pct;      /* programs attached this % of each duty period */
 	unsigned int duty_period_ms;
+	bool duty_flag;             /* --duty-flag: off phases by a flag, not by detaching */
 	unsigned int interval_ms;   /* per-interval series; 0 = off */
 	const char *series_out;     /* one JSON line per interval, or NULL */
 	int argc;

@@ -50,7 +50,7 @@ void series_emit(struct rec_session *s, struct rec_data *cur, __u64 now, bool re
 	}
 	mem = open_memstream(&buf, &len);
 	if (mem) {
-		document_write_interval(s, &delta, ser->last_mono, now,
+		document_write_interval(s, &delta, cur, ser->last_mono, now,
 					duty_observed(&s->duty, now) - ser->last_observed, reread, mem);
 		fputc('\n', mem);
 		fclose(mem);

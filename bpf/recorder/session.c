@@ -155,7 +155,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
-	duty_init(&s->duty, o->duty_pct, o->duty_period_ms, o->holder_period_ms);
+	duty_init(&s->duty, o->duty_pct, o->duty_period_ms, o->holder_period_ms, o->duty_flag);
 	if (o->interval_ms && !(s->series = series_open(o->series_out)))
 		return -EIO;
 	s->filter = *f;
