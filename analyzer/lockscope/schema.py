@@ -484,8 +484,13 @@ class AttachSettings(TypedDict, total=False):
     interval_s: float
     max_overhead_pct: float
     duty_pct: int | None
-    ended: str                  # duration, interrupted, target exited, overhead limit
+    ended: str                  # duration, interrupted, target exited, overhead limit;
+                                # --continuous: stopped, target exited
     recorder_argv: list[str]
+    continuous: bool            # --continuous: the keys below too
+    listen: str
+    top_files: int
+    recorder_starts: int        # recorders started (again after a restart of the target)
 
 
 class AttachWindow(TypedDict, total=False):

@@ -9,10 +9,14 @@ results.json, report.html and flame/.
 Safety: the recorder gets --duration as a hard stop of its own and dies with
 this process (PR_SET_PDEATHSIG), its BPF links die with it (nothing pinned),
 its maps are bounded, and nothing is written outside --out.
+
+``--continuous`` runs until SIGTERM or SIGINT and serves what it records
+(cli.attach_continuous, run.continuous, lockscope.export).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -22,14 +26,33 @@ from typing import cast
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
-from ..run.host import filesystem_facts, mount_of
 from ..run.recording import RecorderWindow, stop
 from ..run.session import Session
 from ..run.target import Target, resolve
+from .attach_parts import check_fs, file_facts, filesystems, finish, open_db
 
 DEFAULT_DURATION_S = 30.0
 MAX_DURATION_S = 3600.0
 DEFAULT_MAX_OVERHEAD = 2.0
+CONTINUOUS_MAX_OVERHEAD = 1.0
+DEFAULT_TOP_FILES = 50
+EXAMPLES = """examples:
+  lockscope attach --comm mariadbd --duration 60 --mysql /run/mysqld/mysqld.sock
+  lockscope attach --unit postgresql@15-main --postgres 'dbname=postgres' --out pgwaits
+  lockscope attach --continuous --comm mariadbd --listen 127.0.0.1:9433 \\
+      --mysql /run/mysqld/mysqld.sock
+  lockscope attach --continuous --unit mariadb --listen :9433 --out /var/lib/lockscope/final
+  curl -s 127.0.0.1:9433/metrics;  go tool pprof -top http://127.0.0.1:9433/debug/pprof/mutex
+
+--continuous runs until SIGTERM or SIGINT (a systemd service: docs/fleet.md), holding
+the recorder's CPU under --max-overhead (default 1%% there) by its duty, and serves
+/metrics (Prometheus), /debug/pprof/mutex and /debug/pprof/block (pprof, as a Go
+service does; ?seconds=N) and a page at /. Label cardinality is bounded: files are
+labelled by name only for the --top-files N (default 50) with the most wait and
+I/O time, decayed over about five minutes, and every other file is "other"; locks
+and wait classes come from fixed lists, so series never grow with the files,
+threads or stacks of the server. With --out, a final results.json (and report) is
+written when it stops."""
 
 
 def add_parser(sub) -> None:
@@ -38,21 +61,34 @@ def add_parser(sub) -> None:
         description="Attach the eBPF recorder to running processes for a bounded time, "
         "split their threads' off-CPU time into wait classes (waiting for work apart from "
         "loss), name their files as the database knows them, line throughput up with the "
-        "waits per second, and write results.json, report.html and flame graphs.")
+        "waits per second, and write results.json, report.html and flame graphs; or, "
+        "with --continuous, run until stopped and serve the figures to Prometheus and "
+        "the stacks to a continuous profiler.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--pid", metavar="PID[,PID]", help="these processes (all their threads)")
     who.add_argument("--comm", metavar="NAME", help="threads with this command name")
     who.add_argument("--cgroup", metavar="PATH", help="a cgroup v2 directory and below")
     who.add_argument("--unit", metavar="NAME", help="a systemd unit's cgroup "
                      "(/sys/fs/cgroup/system.slice/NAME)")
-    p.add_argument("--duration", type=float, default=DEFAULT_DURATION_S, metavar="S",
+    p.add_argument("--duration", type=float, metavar="S",
                    help=f"seconds to trace (default {DEFAULT_DURATION_S:.0f}, at most "
-                   f"{MAX_DURATION_S:.0f})")
+                   f"{MAX_DURATION_S:.0f}; not with --continuous)")
+    p.add_argument("--continuous", action="store_true",
+                   help="run until SIGTERM or SIGINT, serving /metrics and pprof profiles "
+                   "on --listen; memory and cost stay bounded (see below)")
+    p.add_argument("--listen", metavar="[HOST:]PORT",
+                   help="with --continuous: where to serve (host default 127.0.0.1: "
+                   "another address only when given; [V6]:PORT for IPv6)")
+    p.add_argument("--top-files", type=int, default=DEFAULT_TOP_FILES, metavar="N",
+                   help="with --continuous: files labelled by name in the metrics and "
+                   f"profiles, the rest as \"other\" (default {DEFAULT_TOP_FILES})")
     p.add_argument("--interval", type=float, default=1.0, metavar="S",
                    help="seconds per interval of the time series (default 1)")
-    p.add_argument("--max-overhead", type=float, default=DEFAULT_MAX_OVERHEAD, metavar="PCT",
-                   help="CPU the recorder may use, in %% of the machine; probe groups are shed "
-                   f"above it (default {DEFAULT_MAX_OVERHEAD:g})")
+    p.add_argument("--max-overhead", type=float, metavar="PCT",
+                   help="CPU the recorder may use, in %% of the machine, held by lowering its "
+                   "duty, then shedding stacks and probe groups (default "
+                   f"{DEFAULT_MAX_OVERHEAD:g}; {CONTINUOUS_MAX_OVERHEAD:g} with --continuous)")
     p.add_argument("--fs", metavar="LIST", help="the recorder's --fs: filesystem types "
                    "whose xfs/ext4 probe groups are attached (e.g. xfs or ext4,xfs), or all "
                    "(default: the recorder's own, auto with --pid: the types of the files "
@@ -71,6 +107,14 @@ def add_parser(sub) -> None:
 
 
 def _check_args(args) -> None:
+    if args.max_overhead is None:
+        args.max_overhead = CONTINUOUS_MAX_OVERHEAD if args.continuous else DEFAULT_MAX_OVERHEAD
+    if args.continuous:
+        _check_continuous(args)
+    elif args.listen is not None:
+        raise UsageError("--listen serves a --continuous attach: add --continuous")
+    if args.duration is None:
+        args.duration = DEFAULT_DURATION_S
     if not 0 < args.duration <= MAX_DURATION_S:
         raise UsageError(f"--duration must be in (0, {MAX_DURATION_S:.0f}] seconds")
     if not 0.1 <= args.interval <= max(args.duration, 0.1):
@@ -82,51 +126,34 @@ def _check_args(args) -> None:
     if args.mysql and args.postgres:
         raise UsageError("give --mysql or --postgres, not both")
     if args.fs is not None:
-        _check_fs(args.fs)
+        check_fs(args.fs)
 
 
-def _check_fs(value: str) -> None:
-    """--fs before anything is made (the recorder checks it again, and has the last word):
-    all, auto, or filesystem types the recorder has groups for or the kernel knows."""
-    if value in ("all", "auto"):
-        return
-    types = value.split(",")
-    if any(t in ("", "all", "auto") for t in types):
-        raise UsageError(f"--fs: a comma list of filesystem types, or all, or auto: '{value}'")
-    try:
-        with open("/proc/filesystems") as f:
-            known = {line.split()[-1] for line in f if line.strip()}
-    except OSError:
-        return
-    for t in types:
-        if t not in known | {"xfs", "ext4", "ext3", "ext2"}:
-            raise UsageError(f"--fs: unknown filesystem type '{t}' (see /proc/filesystems)")
-
-
-
-def _open_db(args):
-    """The database sampler, or (None, warning)."""
-    if not (args.mysql or args.postgres):
-        return None, None
-    from ..run.dbstats import DbUnavailable, MysqlSampler, PostgresSampler
-
-    sampler = MysqlSampler(args.mysql) if args.mysql else PostgresSampler(args.postgres)
-    try:
-        sampler.open()
-    except DbUnavailable as exc:
-        return None, str(exc)
-    return sampler, None
+def _check_continuous(args) -> None:
+    if args.duration is not None:
+        raise UsageError("--continuous runs until SIGTERM or SIGINT: drop --duration")
+    if args.listen is None:
+        raise UsageError("--continuous needs --listen [HOST:]PORT (e.g. 127.0.0.1:9433)")
+    if not 1 <= args.top_files <= 1000:
+        raise UsageError("--top-files must be in [1, 1000]")
+    if not 0.1 <= args.interval <= 60:
+        raise UsageError("--interval must be in [0.1, 60] seconds with --continuous")
+    args.duration = MAX_DURATION_S  # only a bound for the checks below
 
 
 def run(args) -> int:
     _check_args(args)
+    if args.continuous:
+        from .attach_continuous import run_continuous
+
+        return run_continuous(args)
     target = resolve(pid=args.pid, comm=args.comm, cgroup=args.cgroup, unit=args.unit)
     if os.geteuid() != 0:
         raise LockscopeError("not root: attaching loads BPF programs "
                              "(lockscope doctor has the detail)")
     find_binary("lockscope-record")
     session = Session("attach", args.out, "lockscope-attach", kind="attach")
-    sampler, db_warning = _open_db(args)
+    sampler, db_warning = open_db(args)
     if db_warning:
         session.note(f"warning: {db_warning}; tracing without database counters")
     doc = cast(dict, session.doc)
@@ -147,9 +174,9 @@ def run(args) -> int:
     doc["target"]["exited"] = ended == "target exited"
     doc["window"] = {"label": target.label(),
                      "threads": len((trace or {}).get("threads") or []),
-                     "trace": trace, "trace_error": trace_error, "files": _file_facts(trace)}
-    doc["host"]["filesystems"] = _filesystems(trace)
-    return _finish(session, args, ended)
+                     "trace": trace, "trace_error": trace_error, "files": file_facts(trace)}
+    doc["host"]["filesystems"] = filesystems(trace)
+    return finish(session, args, ended)
 
 
 def _record(args, target: Target, out: Path, sampler):
@@ -234,59 +261,3 @@ def _close(window: RecorderWindow) -> None:
             detaching.wait(60)
         except subprocess.TimeoutExpired:
             stop(detaching)
-
-
-def _paths(trace: dict | None) -> set[str]:
-    paths = set()
-    for e in (trace or {}).get("dio") or []:
-        if e.get("path"):
-            paths.add(e["path"])
-    for lk in (trace or {}).get("locks") or []:
-        if lk.get("path"):
-            paths.add(lk["path"])
-    return paths
-
-
-def _file_facts(trace: dict | None) -> list[dict]:
-    """Filesystem, mode bits and security xattrs of the traced files (read-only: stat,
-    listxattr); they decide which locking rule applies."""
-    facts = []
-    for path in sorted(_paths(trace)):
-        try:
-            st = os.stat(path)
-            xattrs = [x for x in os.listxattr(path) if x.startswith("security.")]
-        except OSError:
-            continue
-        facts.append({"path": path, "fstype": mount_of(path).get("fstype"),
-                      "size_bytes": st.st_size, "setuid": bool(st.st_mode & 0o4000),
-                      "setgid": bool(st.st_mode & 0o2000), "security_xattrs": xattrs})
-    return facts
-
-
-def _filesystems(trace: dict | None) -> dict:
-    out = {}
-    for path in sorted(_paths(trace)):
-        m = mount_of(path)
-        if m and m["mountpoint"] not in out:
-            try:
-                out[m["mountpoint"]] = filesystem_facts(path)
-            except OSError:
-                continue
-    return out
-
-
-def _finish(session: Session, args, ended: str) -> int:
-    from ..analysis.attach import analyze_attach
-    from ..report.attach_summary import print_attach_summary
-
-    session.finish(lambda doc: {"attach": analyze_attach(doc)}, print_attach_summary,
-                   render=not args.no_report, partial=ended == "interrupted")
-    if ended == "interrupted":
-        session.note(f"interrupted; the window so far is in {session.results} (marked partial)")
-        return 130
-    if ended == "target exited":
-        session.note("the target exited; results cover the window until then")
-    if ended == "overhead limit":
-        session.note(f"the recorder stayed above --max-overhead {args.max_overhead:g}% with "
-                     "only its core probes and detached; results cover the window until then")
-    return 0

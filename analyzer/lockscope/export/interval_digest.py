@@ -24,8 +24,10 @@ from .pprof_writer import SampleKey
 WRITE_CLASSES = ("aligned", "unaligned", "extending", "hole", "unwritten", "mapped",
                  "dsync", "allocating", "aio")
 # per-file sync calls: the recorder's dio[].fsync, and dio[].sync_file_range where a
-# recorder counts the writeback hints apart from fsync/fdatasync
-SYNC_KEYS = {"fsync": "fsync", "sync_file_range": "sync_file_range"}
+# recorder counts the writeback hints apart from fsync/fdatasync, and dio[].dsync_writes:
+# writes on a file opened O_DSYNC/O_SYNC, each a durability write of its own
+SYNC_KEYS = {"fsync": "fsync", "sync_file_range": "sync_file_range",
+             "dsync_writes": "dsync_write"}
 MAX_LOCKS_REMEMBERED = 65536
 
 

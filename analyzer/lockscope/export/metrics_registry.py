@@ -124,10 +124,12 @@ def _file_metrics(s: ExportSnapshot) -> Iterator[Metric]:
     yield from families.values()
     yield classes
     sync_s = CounterMetricFamily("lockscope_file_sync_seconds", "Time in fsync/fdatasync "
-                                 "(call=fsync) and sync_file_range (where counted apart) "
-                                 "by file", labels=[*FILE_LABELS, "call"], unit="seconds")
-    syncs = CounterMetricFamily("lockscope_file_syncs", "fsync/fdatasync and "
-                                "sync_file_range calls by file", labels=[*FILE_LABELS, "call"])
+                                 "(call=fsync), sync_file_range (writeback, no durability) "
+                                 "and writes on O_DSYNC/O_SYNC files (call=dsync_write) by "
+                                 "file", labels=[*FILE_LABELS, "call"], unit="seconds")
+    syncs = CounterMetricFamily("lockscope_file_syncs", "fsync/fdatasync, sync_file_range "
+                                "and O_DSYNC/O_SYNC write calls by file",
+                                labels=[*FILE_LABELS, "call"])
     for (file, call), (count, ns) in sorted(s.syncs.items()):
         lv = [*_file_labels(s, file), call]
         sync_s.add_metric(lv, ns / 1e9)

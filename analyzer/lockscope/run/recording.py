@@ -88,11 +88,12 @@ class RecorderWindow:
     ``<prefix>trace.json`` and ``<prefix>record.log`` in ``scratch``.
     ``die_with_parent``: the recorder gets SIGTERM (and writes what it has) if lockscope
     is killed; only for callers without threads of their own (it needs a preexec_fn).
+    ``pass_fds``: descriptors the recorder inherits (a pipe for ``--series-out /dev/fd/N``).
     """
 
     def __init__(self, target: list[str], scratch: Path,
                  recorder_args: list[str] | None = None, *, prefix: str = "",
-                 die_with_parent: bool = False) -> None:
+                 die_with_parent: bool = False, pass_fds: tuple[int, ...] = ()) -> None:
         self.out = scratch / f"{prefix}trace.json"
         self.log_path = scratch / f"{prefix}record.log"
         self.error: str | None = None
@@ -107,7 +108,8 @@ class RecorderWindow:
             self._log = open(self.log_path, "w+")
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-                text=True, bufsize=1, preexec_fn=_die_with_parent if die_with_parent else None)
+                text=True, bufsize=1, preexec_fn=_die_with_parent if die_with_parent else None,
+                pass_fds=pass_fds)
         except OSError as exc:
             self.error = f"lockscope-record did not start: {exc}"
 

@@ -1,0 +1,282 @@
+"""``lockscope attach --continuous``: the recorder runs until SIGTERM or SIGINT, its
+per-interval series drained into the exporter's state (lockscope.export) as it comes.
+
+One recorder at a time (recording.RecorderWindow, no --duration): its ``--series-out`` is
+the write end of a pipe that a reader thread drains line by line into
+``ExportState.add_interval``, so nothing grows on disk or in memory with the run's
+length. Each interval's ``state`` (map occupancy, drops, duty) becomes the exporter's
+context. The main thread watches the target once a second:
+
+- ``--comm``: the recorder's filter is the name, so a restarted server is traced again
+  by the same recorder; ``target_up`` follows whether a process has the name;
+- ``--cgroup``/``--unit``: the filter is the cgroup's id; a cgroup made again (a unit's
+  restart) has a new one, so the recorder is started again on it;
+- ``--pid``: once every process exited, the recorder is stopped, ``target_up`` is 0 and
+  the exporter keeps serving until told to stop.
+
+A recorder that ends on its own (over --max-overhead with only its core probes left, or
+a failure) is started again after RESTART_BACKOFF_S. Stopping: the recorder closes its
+window and detaches while the exporter still answers (a scrape then reads the last
+snapshot), the final results.json is written when --out was given, then the exporter
+stops. A recorder whose parent dies reads EOF on stdin and detaches (SIGKILL leaves
+nothing attached).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import LockscopeError
+from .recording import RecorderWindow, stop
+from .target import Target
+
+RESTART_BACKOFF_S = 10.0
+WATCH_PERIOD_S = 1.0
+
+
+def flat_drops(drops: Mapping[str, Any]) -> dict[str, int]:
+    """The recorder's ``drops`` object as flat counters: ``map_full_by_map.offcpu`` →
+    ``map_full_offcpu``."""
+    out: dict[str, int] = {}
+    for k, v in drops.items():
+        if isinstance(v, Mapping):
+            for kk, vv in v.items():
+                if isinstance(vv, int):
+                    out[f"map_full_{kk}" if k == "map_full_by_map" else f"{k}_{kk}"] = vv
+        elif isinstance(v, int):
+            out[k] = v
+    return out
+
+
+def interval_context(iv: Mapping[str, Any]) -> dict[str, Any]:
+    """What an interval's ``state`` tells the exporter (empty for older recorders)."""
+    st = iv.get("state")
+    if not isinstance(st, Mapping):
+        return {}
+    ctx: dict[str, Any] = {}
+    maps = st.get("maps")
+    if isinstance(maps, Mapping):
+        ctx["map_occupancy"] = {k: (int(m.get("entries", 0)), int(m.get("max_entries", 0)))
+                                for k, m in maps.items() if isinstance(m, Mapping)}
+    if isinstance(st.get("drops"), Mapping):
+        ctx["drops"] = flat_drops(st["drops"])
+    sampling = st.get("sampling")
+    if isinstance(sampling, Mapping) and sampling.get("duty_pct") is not None:
+        ctx["duty_pct"] = float(sampling["duty_pct"])
+    return ctx
+
+
+class SeriesDrain:
+    """A pipe the recorder writes its series into, and the thread that empties it."""
+
+    def __init__(self, feed: Callable[[dict[str, Any]], None]) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_inheritable(self.write_fd, True)
+        self.feed = feed
+        self.intervals = 0
+        self.bad_lines = 0
+        self.thread = threading.Thread(target=self._run, name="lockscope-series", daemon=True)
+        self.thread.start()
+
+    @property
+    def path(self) -> str:
+        return f"/dev/fd/{self.write_fd}"
+
+    def handed_over(self) -> None:
+        """The recorder has its own copy of the write end: ours closes, so EOF comes
+        when the recorder is gone."""
+        if self.write_fd >= 0:
+            os.close(self.write_fd)
+            self.write_fd = -1
+
+    def _run(self) -> None:
+        with os.fdopen(self.read_fd, "rb") as f:
+            for line in f:
+                try:
+                    iv = json.loads(line)
+                except ValueError:
+                    self.bad_lines += 1
+                    continue
+                if isinstance(iv, dict):
+                    self.intervals += 1
+                    self.feed(iv)
+
+    def join(self, timeout: float) -> None:
+        self.handed_over()
+        self.thread.join(timeout)
+
+
+class ContinuousRecorder:
+    """The recorder windows of a continuous attach and the drain of their series."""
+
+    def __init__(self, target: Target, scratch: Path, recorder_args: list[str],
+                 feed: Callable[[dict[str, Any]], None], note: Callable[[str], None]) -> None:
+        self.target = target
+        self.scratch = scratch
+        self.recorder_args = recorder_args
+        self.feed = feed
+        self.note = note
+        self.window: RecorderWindow | None = None
+        self.drain: SeriesDrain | None = None
+        self.trace: dict | None = None       # the last window's document
+        self.argv: list[str] = []
+        self.starts = 0
+        self.cgroup_id = _cgroup_id(target)
+
+    def start(self) -> None:
+        """A recorder on the target, counting; LockscopeError when it cannot attach."""
+        drain = SeriesDrain(self.feed)
+        args = [*self.recorder_args, "--series-out", drain.path]
+        window = RecorderWindow(self.target.recorder_filter(), self.scratch, args,
+                                prefix=".", pass_fds=(drain.write_fd,))
+        drain.handed_over()
+        self.window, self.drain = window, drain
+        window.wait_ready()
+        if not window.error:
+            window.open()
+        if window.error:
+            self.close()
+            raise LockscopeError(window.error)
+        self.argv = [Path(window.argv[0]).name] + window.argv[1:]
+        self.cgroup_id = _cgroup_id(self.target)
+        self.starts += 1
+
+    def running(self) -> bool:
+        return self.window is not None and self.window.running()
+
+    def close(self) -> None:
+        """Close the window, wait for the detach, keep its document, drain the rest."""
+        window, drain = self.window, self.drain
+        self.window = self.drain = None
+        if window is None:
+            return
+        detaching = window.close() if window.proc and window.proc.poll() is None else None
+        if detaching is not None:
+            try:
+                detaching.wait(60)
+            except subprocess.TimeoutExpired:
+                stop(detaching)
+        elif window.proc is not None:
+            stop(window.proc)
+            if window.trace is None and window.out.is_file():
+                try:
+                    window.trace = json.loads(window.out.read_text())
+                except ValueError:
+                    pass
+        window.release()
+        if drain is not None:
+            drain.join(30)
+        if window.trace is not None:
+            self.trace = window.trace
+        for p in (window.out, window.log_path):
+            if p.exists():
+                p.unlink()
+
+    def cgroup_changed(self) -> bool:
+        """The target's cgroup was made again (a unit's restart): a new id."""
+        if self.target.how not in ("cgroup", "unit"):
+            return False
+        now = _cgroup_id(self.target)
+        return now is not None and now != self.cgroup_id
+
+
+def _cgroup_id(target: Target) -> int | None:
+    """A cgroup v2 directory's inode number is its kernfs id, the one the recorder filters
+    on (kernel/cgroup/cgroup.c, cgroup_id(); fs/kernfs/inode.c sets i_ino from it)."""
+    if target.how not in ("cgroup", "unit") or not target.cgroup:
+        return None
+    try:
+        return os.stat(target.cgroup).st_ino
+    except OSError:
+        return None
+
+
+class StopFlag:
+    """SIGTERM and SIGINT set it (the main thread polls it), instead of raising inside
+    whatever runs."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopFlag:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._set)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, prev in self._previous.items():
+            signal.signal(sig, prev)
+
+    def _set(self, signum: int, frame: object) -> None:
+        self.signal = signum
+        self.event.set()
+
+    def wait(self, seconds: float) -> bool:
+        return self.event.wait(seconds)
+
+
+def scratch_dir(out: Path | None) -> tuple[Path, bool]:
+    """Where the recorder's document and log go while it runs: --out, else a private
+    temporary directory (removed at the end: the second value)."""
+    if out is not None:
+        return out, False
+    return Path(tempfile.mkdtemp(prefix="lockscope-continuous-")), True
+
+
+def remove_scratch(path: Path, made: bool) -> None:
+    if made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def say(text: str) -> None:
+    print(f"lockscope attach: {text}", file=sys.stderr, flush=True)
+
+
+def watch(rec: ContinuousRecorder, target: Target, flag: StopFlag,
+          set_up: Callable[[bool], None], tick: Callable[[], None]) -> str:
+    """The main loop until told to stop; returns how the recording ended."""
+    retry_at: float | None = None
+    pid_gone = False
+    while not flag.wait(WATCH_PERIOD_S):
+        tick()
+        up = bool(target.alive_pids())
+        set_up(up)
+        if target.how == "pid":
+            if not up and not pid_gone:
+                pid_gone = True
+                say("the target exited: target_up 0; the recorder detaches, the exporter "
+                    "keeps serving until SIGTERM or SIGINT")
+                rec.close()
+            continue
+        if rec.cgroup_changed():
+            say("the target's cgroup was made again (a restart): recording it anew")
+            rec.close()
+            retry_at = time.monotonic()
+        elif not rec.running() and rec.window is not None:
+            say("the recorder ended; starting it again in "
+                f"{RESTART_BACKOFF_S:g} s")
+            rec.close()
+            retry_at = time.monotonic() + RESTART_BACKOFF_S
+        if retry_at is not None and time.monotonic() >= retry_at and \
+                (up or target.how == "comm"):
+            try:
+                rec.start()
+                retry_at = None
+            except LockscopeError as exc:
+                say(f"the recorder did not start again ({exc}); retrying in "
+                    f"{RESTART_BACKOFF_S:g} s")
+                retry_at = time.monotonic() + RESTART_BACKOFF_S
+    return "target exited" if pid_gone else "stopped"

@@ -1,0 +1,234 @@
+"""lockscope attach --continuous from the outside: bad input is one line and exit 2 with
+nothing attached (a stand-in recorder proves none was started); a --pid target that exits
+is reported down while /metrics keeps answering; SIGTERM detaches and writes the final
+results.json, a scrape during the detach gets a full answer; SIGKILL leaves no recorder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stand_in_recorder(tmp_path: Path) -> tuple[dict, Path]:
+    """A LOCKSCOPE_BIN_DIR whose lockscope-record only leaves a mark when run."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    mark = tmp_path / "recorder-ran"
+    rec = bindir / "lockscope-record"
+    rec.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    rec.chmod(rec.stat().st_mode | stat.S_IXUSR)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"), LOCKSCOPE_BIN_DIR=str(bindir))
+    return env, mark
+
+
+def attach(env: dict, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lockscope", "attach", *args],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("args, words", [
+    (lambda port: ["--continuous"], "--continuous needs --listen"),
+    (lambda port: ["--listen", f"127.0.0.1:{port}"], "add --continuous"),
+    (lambda port: ["--continuous", "--listen", f"{port}", "--duration", "5"], "drop --duration"),
+    (lambda port: ["--continuous", "--listen", "127.0.0.1:notaport"], "--listen"),
+    (lambda port: ["--continuous", "--listen", "192.0.2.1:9"], "not one of this host's"),
+    (lambda port: ["--continuous", "--listen", f"{port}", "--top-files", "0"], "--top-files"),
+])
+def test_bad_options_are_one_line_and_exit_2(tmp_path, args, words):
+    env, mark = stand_in_recorder(tmp_path)
+    res = attach(env, "--pid", str(os.getpid()), *args(free_port()))
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], res.stderr
+    assert "Traceback" not in res.stderr and not mark.exists()
+
+
+def test_a_port_in_use_is_one_line_and_exit_2_with_nothing_attached(tmp_path):
+    env, mark = stand_in_recorder(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = attach(env, "--pid", str(os.getpid()), "--continuous", "--listen",
+                     f"127.0.0.1:{port}", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the port is in use" in lines[0], res.stderr
+    assert not mark.exists()
+
+
+def test_an_unwritable_out_is_one_line_and_exit_2_and_frees_the_port(tmp_path):
+    env, mark = stand_in_recorder(tmp_path)
+    port = free_port()
+    # /proc/1 is a directory nobody may create files in, root included
+    res = attach(env, "--pid", str(os.getpid()), "--continuous", "--listen",
+                 f"127.0.0.1:{port}", "--out", "/proc/1/lockscope-out")
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--out /proc/1/lockscope-out" in lines[0], res.stderr
+    assert not mark.exists()
+    with socket.socket() as s:      # the exporter's socket was closed on the way out
+        s.bind(("127.0.0.1", port))
+
+
+def test_help_gives_examples_and_how_label_cardinality_is_bounded():
+    res = attach(dict(os.environ, PYTHONPATH=str(ROOT / "analyzer")), "--help")
+    assert res.returncode == 0
+    text = " ".join(res.stdout.split())
+    assert "lockscope attach --continuous --comm mariadbd --listen 127.0.0.1:9433" in text
+    assert "Label cardinality is bounded" in text and "--top-files N (default 50)" in text
+
+
+def get(url: str, timeout: float = 10) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read()
+
+
+def metric(text: str, name: str) -> list[tuple[str, float]]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            labels, _, value = line.rpartition(" ")
+            out.append((labels, float(value)))
+    return out
+
+
+def start_continuous(args: list[str], port: int) -> tuple[subprocess.Popen, list[str]]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--continuous",
+                             "--listen", f"127.0.0.1:{port}", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    err: list[str] = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        err.append(line)
+        if "until SIGTERM or SIGINT" in line:
+            return proc, err
+    proc.wait()
+    raise AssertionError("".join(err))
+
+
+def wait_metric(port: int, name: str, ok, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        text = get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+        if ok(metric(text, name)):
+            return text
+        time.sleep(0.5)
+    raise AssertionError(f"{name}: {metric(text, name)}")
+
+
+@pytest.mark.kernel
+def test_a_pid_target_that_exits_is_down_and_sigterm_writes_the_final_results(tmp_path):
+    target = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 40 ]; do "
+                               f"echo x >> {tmp_path}/f; i=$((i+1)); sleep 0.1; done"])
+    port = free_port()
+    out = tmp_path / "out"
+    proc, err = start_continuous(["--pid", str(target.pid), "--out", str(out)], port)
+    try:
+        wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 1.0)
+        target.wait(30)
+        wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 0.0)
+        # the recorder is gone, the exporter still serves, and keeps serving
+        time.sleep(2)
+        assert proc.poll() is None
+        intervals = metric(get(f"http://127.0.0.1:{port}/metrics")[1].decode(),
+                           "lockscope_recorder_intervals_total")
+        assert intervals and intervals[0][1] >= 1
+        proc.send_signal(signal.SIGTERM)
+        stdout, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if target.poll() is None:
+            target.kill()
+    assert proc.returncode == 0, "".join(err) + rest
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["attach"]["continuous"] and doc["attach"]["ended"] == "target exited"
+    assert doc["target"]["exited"] and doc["window"]["trace"]["interval"]["duration_ns"] > 0
+    assert "Traceback" not in rest
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                st = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(st.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _gone(pid: int, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    st = Path(f"/proc/{pid}/stat")
+    while time.monotonic() < deadline:
+        # gone, or a zombie of the dead parent waiting for init to reap it
+        if not st.exists() or st.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.kernel
+def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(tmp_path):
+    target = subprocess.Popen(["sleep", "300"])
+    try:
+        # SIGTERM: scrapes keep being answered while the recorder detaches
+        port = free_port()
+        proc, err = start_continuous(["--pid", str(target.pid)], port)
+        wait_metric(port, "lockscope_recorder_intervals_total", lambda m: m and m[0][1] >= 2)
+        recorders = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+                     .strip().startswith("lockscope-rec")]
+        assert len(recorders) == 1
+        proc.send_signal(signal.SIGTERM)
+        answered = 0
+        while proc.poll() is None:
+            try:
+                status, body = get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+            except OSError:
+                break   # the exporter stopped: the process is ending
+            assert status == 200 and b"lockscope_recorder_intervals_total" in body
+            if not _gone(recorders[0], timeout=0):
+                answered += 1
+            time.sleep(0.02)
+        proc.wait(60)
+        assert proc.returncode == 0, "".join(err) + (proc.stderr.read() if proc.stderr else "")
+        assert answered >= 1, "no scrape fell in the detach"
+        assert _gone(recorders[0])
+
+        # SIGKILL: the recorder reads EOF on stdin, detaches and exits
+        port = free_port()
+        proc, err = start_continuous(["--pid", str(target.pid)], port)
+        recorders = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+                     .strip().startswith("lockscope-rec")]
+        assert len(recorders) == 1
+        proc.kill()
+        proc.wait()
+        assert _gone(recorders[0])
+    finally:
+        target.kill()
+        target.wait()
