@@ -20,7 +20,6 @@ from ..export import ExportServer, ExportState
 from ..run.continuous import (
     ContinuousRecorder,
     StopFlag,
-    interval_context,
     remove_scratch,
     say,
     scratch_dir,
@@ -87,10 +86,7 @@ def run_continuous(args) -> int:
         try:
             state.add_interval(iv)
         except ValueError:
-            return
-        ctx = interval_context(iv)
-        if ctx:
-            state.set_context(**ctx)
+            pass    # not an interval: skipped
 
     def tick() -> None:
         if sampler is None:

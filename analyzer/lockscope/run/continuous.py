@@ -4,8 +4,8 @@ per-interval series drained into the exporter's state (lockscope.export) as it c
 One recorder at a time (recording.RecorderWindow, no --duration): its ``--series-out`` is
 the write end of a pipe that a reader thread drains line by line into
 ``ExportState.add_interval``, so nothing grows on disk or in memory with the run's
-length. Each interval's ``state`` (map occupancy, drops, duty) becomes the exporter's
-context. The main thread watches the target once a second:
+length (each interval's ``state``, the maps in use, drops and duty, sets the exporter's
+context there). The main thread watches the target once a second:
 
 - ``--comm``: the recorder's filter is the name, so a restarted server is traced again
   by the same recorder; ``target_up`` follows whether a process has the name;
@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,38 +43,6 @@ from .target import Target
 
 RESTART_BACKOFF_S = 10.0
 WATCH_PERIOD_S = 1.0
-
-
-def flat_drops(drops: Mapping[str, Any]) -> dict[str, int]:
-    """The recorder's ``drops`` object as flat counters: ``map_full_by_map.offcpu`` →
-    ``map_full_offcpu``."""
-    out: dict[str, int] = {}
-    for k, v in drops.items():
-        if isinstance(v, Mapping):
-            for kk, vv in v.items():
-                if isinstance(vv, int):
-                    out[f"map_full_{kk}" if k == "map_full_by_map" else f"{k}_{kk}"] = vv
-        elif isinstance(v, int):
-            out[k] = v
-    return out
-
-
-def interval_context(iv: Mapping[str, Any]) -> dict[str, Any]:
-    """What an interval's ``state`` tells the exporter (empty for older recorders)."""
-    st = iv.get("state")
-    if not isinstance(st, Mapping):
-        return {}
-    ctx: dict[str, Any] = {}
-    maps = st.get("maps")
-    if isinstance(maps, Mapping):
-        ctx["map_occupancy"] = {k: (int(m.get("entries", 0)), int(m.get("max_entries", 0)))
-                                for k, m in maps.items() if isinstance(m, Mapping)}
-    if isinstance(st.get("drops"), Mapping):
-        ctx["drops"] = flat_drops(st["drops"])
-    sampling = st.get("sampling")
-    if isinstance(sampling, Mapping) and sampling.get("duty_pct") is not None:
-        ctx["duty_pct"] = float(sampling["duty_pct"])
-    return ctx
 
 
 class SeriesDrain:
