@@ -342,3 +342,23 @@ def test_go_pprof_fetches_the_endpoints(recorded, tmp_path):
             assert raw_samples(raw)
     finally:
         server.stop()
+
+
+def test_interval_state_sets_occupancy_drops_and_duty(recorded):
+    """Each interval carries the recorder's state as of its end (maps in use, drops,
+    sampling): the exposition shows the last one's, with nothing set by hand."""
+    _, _, lines, _ = recorded
+    last = lines[-1]["state"]
+    state = ExportState()
+    for iv in lines:
+        state.add_interval(iv)
+    s = samples_of(exposition(state))
+    used = {x.labels["map"]: x.value for x in s["lockscope_recorder_map_entries"]}
+    cap = {x.labels["map"]: x.value for x in s["lockscope_recorder_map_capacity"]}
+    assert used == {m: v["entries"] for m, v in last["maps"].items()}
+    assert cap == {m: v["max_entries"] for m, v in last["maps"].items()}
+    assert used["locks"] > 0 and used["threads"] >= 5    # fio's writers and main thread
+    assert all(cap[m] >= used[m] for m in used)
+    kinds = {x.labels["kind"] for x in s["lockscope_recorder_drops_total"]}
+    assert kinds >= {f"map_full.{m}" for m in last["drops"]["map_full_by_map"]}
+    assert s["lockscope_recorder_duty_ratio"][0].value == last["sampling"]["duty_pct"] / 100
