@@ -99,3 +99,21 @@ def test_verdict_kinds_stay_plain_strings_in_json():
 def test_every_verdict_kind_is_documented(kind):
     text = (ROOT / "docs" / "results-schema.md").read_text()
     assert re.search(rf"\b{kind.value}\b", text), kind
+
+
+def _schema_types() -> list[Any]:
+    import typing
+
+    return [t for t in vars(schema).values()
+            if isinstance(t, type) and typing.is_typeddict(t) and t.__module__ == schema.__name__]
+
+
+@pytest.mark.parametrize("td", _schema_types(), ids=lambda t: t.__name__)
+def test_every_schema_key_is_documented(td):
+    """Each key a type in schema.py names is written in docs/results-schema.md or
+    docs/recorder-json.md, as a whole word."""
+    text = "\n".join((ROOT / "docs" / name).read_text()
+                     for name in ("results-schema.md", "recorder-json.md"))
+    missing = [k for k in td.__annotations__
+               if not re.search(rf"(?<![\w-]){re.escape(k)}(?![\w])", text)]
+    assert not missing, f"{td.__name__}: not in the docs: {missing}"

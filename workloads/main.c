@@ -70,6 +70,14 @@ static void usage(FILE *f)
 	fputs("\nEngines (ioengine=):\n", f);
 	for (unsigned i = 0; engine_values[i].name; i++)
 		fprintf(f, "  %-10s %s\n", engine_values[i].name, engine_registry[i]->help);
+	fputs("\nExamples:\n"
+	      "  lockscope-load --name=w --filename=/mnt/f --size=1g --rw=randwrite --bs=4k \\\n"
+	      "      --direct=1 --numjobs=4 --runtime=10 --time_based   # 4 threads, 10 s\n"
+	      "  lockscope-load --name=w --filename=/mnt/f --size=1g --rw=randwrite --direct=1 \\\n"
+	      "      --layout=sparse --output-format=json   # writes into holes, fio's JSON\n"
+	      "  lockscope-load job.fio                  # a fio job file\n"
+	      "  lockscope-load --parse-only=1 job.fio   # the parsed jobs as JSON; nothing runs\n",
+	      f);
 }
 
 static int refuse(const char *msg)

@@ -164,6 +164,14 @@ static void usage(FILE *f)
 		default_text(&defs[i], def, sizeof(def));
 		fprintf(f, "  %-30s %s%s\n", left, defs[i].help, def);
 	}
+	fprintf(f, "\nExamples:\n"
+		"  lockscope-record -p 1234 -d 10 -o rec.json   # one process, 10 s, into rec.json\n"
+		"  lockscope-record -c mariadbd -d 30 --max-overhead 1   # within 1%% of the CPUs\n"
+		"  lockscope-record --cgroup /sys/fs/cgroup/app.slice --interval-ms 1000 -d 60\n"
+		"                                            # per-second deltas in \"series\"\n"
+		"  lockscope-record -p 1234 --fs ext4 --disable holders,releasers   # fewer probes\n"
+		"  lockscope-record --list-features   # which probe groups load and attach here\n"
+		"  lockscope-record --list-facts      # the system calls, classes and kinds it names\n");
 	fprintf(f, "\nExit status: 0 recorded; 1 cannot record here (not root, no BPF: see "
 		"'lockscope doctor'); 2 bad input.\n");
 }

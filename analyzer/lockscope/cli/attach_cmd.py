@@ -31,6 +31,16 @@ from ..run.session import Session
 from ..run.target import Target, resolve
 from .attach_parts import check_fs, file_facts, filesystems, finish, open_db
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ("lockscope attach --comm mariadbd --duration 60", "every mariadbd thread for 60 s"),
+    ("lockscope attach --pid 1234 --out incident-42/", "one process, all its threads"),
+    ("lockscope attach --unit postgresql --postgres 'dbname=app'", "with its counters"),
+    ("lockscope attach --comm mariadbd --max-overhead 1", "within 1% of the CPUs"),
+    ("lockscope attach --cgroup /sys/fs/cgroup/app.slice --duty 30",
+     "probes on 30% of the time"),
+]
+
 DEFAULT_DURATION_S = 30.0
 MAX_DURATION_S = 3600.0
 DEFAULT_MAX_OVERHEAD = 2.0

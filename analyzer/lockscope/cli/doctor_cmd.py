@@ -24,6 +24,12 @@ from ..run.probe_groups import (
 )
 from ..run.tracefs import TRACEFS, ensure_tracefs
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ('lockscope doctor', 'what this kernel and machine allow'),
+    ('lockscope doctor --json', '{"ok": true|false, "checks": [...]}'),
+]
+
 ATTACH_KINDS = [
     ("tp_btf", "BTF-typed tracepoints: preferred attach for every probe group",
      "probe groups fall back to raw_tp"),

@@ -14,6 +14,13 @@ from pathlib import Path
 from ..errors import LockscopeError, UsageError
 from ..run.outdir import new_out_dir
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ("lockscope experiments", "all five, ~15 min: docs/experiments.md"),
+    ("lockscope experiments --only 1,4", "the others keep their last figures"),
+    ("lockscope experiments --scale quick --doc /tmp/x.md", "seconds: does everything run?"),
+]
+
 DEFAULT_DOC = "docs/experiments.md"
 
 

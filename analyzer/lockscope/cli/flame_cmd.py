@@ -9,6 +9,15 @@ from pathlib import Path
 
 from ..errors import LockscopeError, UsageError
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ("lockscope flame results.json --kind lockwait --fs ext4 -o w.svg", "lock waits"),
+    ("lockscope flame results.json --kind offcpu --fs xfs -o o.svg", "off-CPU time"),
+    ("lockscope flame results.json --kind lockwait --fs ext4 --diff 1:8", "red: what grew"),
+    ("lockscope flame results.json --kind holders --fs ext4 -o h.svg",
+     "what the holder did"),
+]
+
 
 def add_parser(sub) -> None:
     """Register the ``flame`` subcommand."""

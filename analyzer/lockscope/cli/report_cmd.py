@@ -8,6 +8,14 @@ from pathlib import Path
 
 from ..errors import UsageError
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ("lockscope report results.json", "report.html beside it, self-contained"),
+    ("lockscope report lockscope-20250101-120000/", "the directory holding results.json"),
+    ("lockscope report results.json -o issue.md", "Markdown and PNG plots"),
+    ("lockscope report results.json --format json", "the analysis as JSON"),
+]
+
 SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html",
                   ".htm": "html"}
 

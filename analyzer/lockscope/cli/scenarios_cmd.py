@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from ..run.scenarios import DEFAULT, SCENARIOS
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ("lockscope scenarios", "the built-in scenarios"),
+    ("lockscope scenarios --json", "the same, as JSON"),
+]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("scenarios", help="list the built-in scenarios",

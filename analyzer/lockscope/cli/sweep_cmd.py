@@ -46,6 +46,20 @@ from ..run.workload.preset_sweep import (
 )
 from ..sizes import parse_size
 
+# Shown at the end of --help (command, what it does), as libbpf-tools do.
+EXAMPLES = [
+    ("lockscope sweep", "ext4 vs XFS, threads 1,2,4,8"),
+    ("lockscope sweep --fs xfs --threads 1,4,16 --repeat 3",
+     "one filesystem, 3 runs per point"),
+    ("lockscope sweep --scenario shared-written-randwrite", "see lockscope scenarios"),
+    ("lockscope sweep --job my.fio --target /data", "your fio job, under /data"),
+    ("lockscope sweep --preset postgres-pgbench --threads 1,4,16",
+     "a database's client count"),
+    ("lockscope sweep --command 'dd if=/dev/zero of={dir}/f bs=1M count=1024 oflag=direct'"
+     " --throughput dd --threads 1",
+     "any tool, its own figures"),
+]
+
 # ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
 SUPPORTED_FS = ("ext4", "xfs", "ext2", "ext3")
 DEFAULT_RUNTIME_S = 8

@@ -1,0 +1,36 @@
+"""The README and the documents link only to files that exist, and the README stays a
+short overview that still holds the two set-up commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        *sorted(ROOT.glob("*/README.md")), *sorted(ROOT.glob("*/*/README.md"))]
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(doc):
+    broken = [target for target in LINK.findall(doc.read_text())
+              if "://" not in target and not (doc.parent / target).exists()]
+    assert not broken, f"{doc.relative_to(ROOT)}: {broken}"
+
+
+def test_readme_is_an_overview_with_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 200
+    assert "make demo" in text and "make test" in text
+    for doc in ("docs/index.md", "docs/architecture.md", "docs/sweep.md", "docs/attach.md"):
+        assert f"]({doc})" in text and (ROOT / doc).is_file(), doc
+
+
+def test_every_document_is_in_the_index():
+    index = (ROOT / "docs" / "index.md").read_text()
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        if doc.name != "index.md":
+            assert f"]({doc.name})" in index, doc.name
