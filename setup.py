@@ -6,6 +6,7 @@ works without the checkout.
 """
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -14,6 +15,12 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINARIES = ["lockscope-features", "lockscope-record", "lockscope-load"]
+
+
+def package_version():
+    """``__version__`` of analyzer/lockscope/__init__.py: the version is kept there only."""
+    with open(os.path.join(HERE, "analyzer", "lockscope", "__init__.py")) as f:
+        return re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
 
 
 class BuildWithBinaries(build_py):
@@ -32,13 +39,13 @@ class BuildWithBinaries(build_py):
 
 setup(
     name="lockscope",
-    version="0.1.0",
+    version=package_version(),
     description="Why a filesystem stops scaling: lock waits per file vs. throughput across "
                 "thread counts",
     package_dir={"": "analyzer"},
     packages=find_packages("analyzer"),
     package_data={"lockscope": ["report/templates/*"]},
-    python_requires=">=3.9",
+    python_requires=">=3.11",  # as mypy checks (pyproject.toml) and the numpy pin needs
     install_requires=[
         "numpy>=1.24",
         "scipy>=1.10",

@@ -11,8 +11,8 @@ some cases sit in a ``total=False`` subclass.
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Any, Literal, TypedDict, Union, cast
+from enum import StrEnum
+from typing import Any, Literal, TypedDict, cast
 
 SCHEMA = "lockscope/2"
 # lockscope/1 stored an attach's window as a sweep run (``runs[0]``); results.load_results
@@ -20,9 +20,10 @@ SCHEMA = "lockscope/2"
 READABLE_SCHEMAS = ("lockscope/1", SCHEMA)
 
 
-class VerdictKind(str, Enum):
+class VerdictKind(StrEnum):
     """``verdict.kind``. A str subclass: it compares equal to, and serializes as, its
-    value, so results.json stays plain strings."""
+    value (also in str(), f-strings and templates), so results.json stays plain
+    strings."""
 
     # sweep and attach
     INODE_LOCK_CONTENTION = "inode_lock_contention"
@@ -38,14 +39,6 @@ class VerdictKind(str, Enum):
     DURABILITY_BOUND = "durability_bound"
     JOURNAL_BOUND = "journal_bound"
     MEMORY_PRESSURE = "memory_pressure"
-
-    # The value, not "VerdictKind.SCALES", in str(), f-strings and templates, on
-    # every Python version (3.12 changed format() of mixed-in enums).
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 LOCK_VERDICTS = (VerdictKind.INODE_LOCK_CONTENTION, VerdictKind.OTHER_LOCK_CONTENTION)
@@ -886,7 +879,7 @@ class AttachAnalysis(AttachFigures):
 
 
 # analysis: one FsAnalysis per fs label plus "comparison", or {"attach": AttachAnalysis}.
-Analysis = dict[str, Union[FsAnalysis, Comparison, AttachAnalysis, None]]
+Analysis = dict[str, FsAnalysis | Comparison | AttachAnalysis | None]
 
 
 def fs_analyses(analysis: Analysis | None) -> dict[str, FsAnalysis]:

@@ -28,8 +28,7 @@ lock was let go.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Callable
+from collections.abc import Callable, Sequence
 
 from ..schema import (
     HolderSample,

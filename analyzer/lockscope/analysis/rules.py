@@ -19,8 +19,9 @@ allocation (a hole or an unwritten extent); buffered writes take it exclusive
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypedDict
+from typing import TypedDict
 
 from ..schema import Cause, ClassKey, WriteClasses
 

@@ -51,9 +51,8 @@ Kernel facts the frame rules rest on:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 from ..schema import OffcpuRecord, TraceThread
 from .lockkinds import INODE_LOCK_KINDS

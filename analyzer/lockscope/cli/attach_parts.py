@@ -8,6 +8,7 @@ import os
 
 from ..errors import UsageError
 from ..run.host import filesystem_facts, mount_of
+from ..run.point import security_facts
 from ..run.session import Session
 
 
@@ -62,12 +63,11 @@ def file_facts(trace: dict | None) -> list[dict]:
     for path in sorted(_paths(trace)):
         try:
             st = os.stat(path)
-            xattrs = [x for x in os.listxattr(path) if x.startswith("security.")]
+            security = security_facts(path, st.st_mode)
         except OSError:
             continue
         facts.append({"path": path, "fstype": mount_of(path).get("fstype"),
-                      "size_bytes": st.st_size, "setuid": bool(st.st_mode & 0o4000),
-                      "setgid": bool(st.st_mode & 0o2000), "security_xattrs": xattrs})
+                      "size_bytes": st.st_size, **security})
     return facts
 
 

@@ -23,7 +23,7 @@ from ..analysis.recorder_cost import recorder_cost
 from ..binaries import find_binary, recorder_facts
 from ..errors import LockscopeError, UsageError
 from ..run.host import filesystem_facts
-from ..run.loopfs import make_loopfs
+from ..run.loopfs import image_dir, make_loopfs
 from ..run.point import clean_workdir, engine_argv, run_point
 from ..run.progress import SweepProgress
 from ..run.scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
@@ -231,9 +231,9 @@ def run(args) -> int:
         if image_bytes < need:
             raise UsageError(f"--image-size {args.image_size} is too small for the workload "
                              f"({need >> 20} MiB needed)")
-        image_dir = args.image_dir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
-        Path(image_dir).mkdir(parents=True, exist_ok=True)
-        _check_space(image_dir, need * len(fss), f"{len(fss)} loop image(s)")
+        images = image_dir(args.image_dir)
+        Path(images).mkdir(parents=True, exist_ok=True)
+        _check_space(images, need * len(fss), f"{len(fss)} loop image(s)")
     session = Session("sweep", args.out, "lockscope")
     doc = session.doc
     doc.update({

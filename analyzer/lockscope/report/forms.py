@@ -9,9 +9,10 @@ never look at the kind themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import LockscopeError
 from ..schema import ResultsDoc

@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..analysis.runs import DEFAULT_OPS_UNIT
 from .fmt import as_float

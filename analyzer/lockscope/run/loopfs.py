@@ -242,6 +242,12 @@ def cleanup_stale() -> list[str]:
     return cleaned
 
 
+def image_dir(given: str | None = None) -> str:
+    """Where loop images are made: ``given`` (--image-dir), else $LOCKSCOPE_IMAGE_DIR,
+    else /var/tmp."""
+    return given or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
+
+
 def make_loopfs(fstype: str, size_bytes: int = 2 << 30, workdir: str | None = None,
                 mkfs_options: list[str] | None = None,
                 mount_options: str | None = None) -> LoopFilesystem:
@@ -252,7 +258,7 @@ def make_loopfs(fstype: str, size_bytes: int = 2 << 30, workdir: str | None = No
     """
     cleanup_stale()
     wait_for_frees()
-    base = workdir or os.environ.get("LOCKSCOPE_IMAGE_DIR", "/var/tmp")
+    base = image_dir(workdir)
     Path(base).mkdir(parents=True, exist_ok=True)
     need = size_bytes // 64  # metadata of a fresh sparse image; data grows later
     if shutil.disk_usage(base).free < need:

@@ -15,9 +15,9 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..binaries import find_binary
 from ..errors import LockscopeError
@@ -76,22 +76,31 @@ def engine_argv(job: dict, threads: int, runtime_s: float, workdir: Path, name: 
     return [find_binary("lockscope-load")] + [f"--{k}={v}" for k, v in opts.items()]
 
 
+def security_facts(path: str | os.PathLike, mode: int,
+                   xattrs: list[str] | None = None) -> dict:
+    """What decides IS_NOSEC, so whether a write must drop privileges under the inode
+    lock: the setuid and setgid bits and the security.* xattrs (listed here unless
+    given; OSError when they cannot be)."""
+    if xattrs is None:
+        xattrs = [x for x in os.listxattr(path) if x.startswith("security.")]
+    return {"setuid": bool(mode & 0o4000), "setgid": bool(mode & 0o2000),
+            "security_xattrs": xattrs}
+
+
 def file_facts(workdir: Path) -> list[dict]:
-    """Mode bits and security xattrs of the data files: they decide IS_NOSEC."""
+    """Sizes and security facts of the data files."""
     facts = []
     for p in sorted(workdir.iterdir()):
         if not p.is_file():
             continue
         st = p.stat()
         try:
-            xattrs = [x for x in os.listxattr(p) if x.startswith("security.")]
+            security = security_facts(p, st.st_mode)
         except OSError:
-            xattrs = []
+            security = security_facts(p, st.st_mode, xattrs=[])
         facts.append({"path": str(p), "dev": dev_name(st.st_dev),
                       "ino": st.st_ino, "size_bytes": st.st_size,
-                      "allocated_bytes": st.st_blocks * 512,
-                      "setuid": bool(st.st_mode & 0o4000), "setgid": bool(st.st_mode & 0o2000),
-                      "security_xattrs": xattrs})
+                      "allocated_bytes": st.st_blocks * 512, **security})
     return facts
 
 

@@ -49,7 +49,7 @@ def new_document(kind: str | None) -> ResultsDoc:
     if kind:
         doc["kind"] = kind
     doc.update({"partial": True,
-                "created_wall": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                "created_wall": datetime.datetime.now(datetime.UTC).isoformat(
                     timespec="seconds"),
                 "command": command, "reproduce": [shlex.join(command)],
                 "host": host_facts()})

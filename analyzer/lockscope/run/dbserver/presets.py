@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .common import Server, run_checked
 from .mariadb import MariaDB, sysbench_argv

@@ -9,9 +9,9 @@ opened: the trace covers the command's whole run and nothing before it.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ...binaries import recorder_syscalls
 from ...errors import LockscopeError
