@@ -12,6 +12,18 @@ static const char *sync_name(int s)
 	return s == SYNC_SYNC ? "sync" : s == SYNC_DSYNC ? "dsync" : "none";
 }
 
+/* The options as written (names canonical, a bare key "1"): "given" holds a job
+ * section's own, "globals" those of [global] and the command line. lockscope
+ * sweep --job takes its job from them. */
+static void given_dump(struct json_out *j, const char *key, const struct job_opts *o)
+{
+	json_key(j, key);
+	json_begin_object(j);
+	for (unsigned i = 0; i < o->ngiven; i++)
+		json_string(j, o->given[i].key, o->given[i].val);
+	json_end_object(j);
+}
+
 static void job_dump(struct json_out *j, const struct job_opts *o)
 {
 	json_begin_object(j);
@@ -54,6 +66,7 @@ static void job_dump(struct json_out *j, const struct job_opts *o)
 	for (unsigned i = 0; i < o->npercentiles; i++)
 		json_value_double(j, o->percentiles[i]);
 	json_end_array(j);
+	given_dump(j, "given", o);
 	json_end_object(j);
 }
 
@@ -70,6 +83,7 @@ void parse_dump(FILE *f, const struct jobset *js, const struct prog_opts *prog)
 	json_uint(&j, "status_interval_us", prog->status_interval_us);
 	json_bool(&j, "start_on_stdin", prog->start_on_stdin);
 	json_end_object(&j);
+	given_dump(&j, "globals", &js->globals);
 	json_key(&j, "jobs");
 	json_begin_array(&j);
 	for (unsigned i = 0; i < js->njobs; i++)

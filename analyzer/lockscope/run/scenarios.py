@@ -3,10 +3,12 @@ and reproductions of published ext4-vs-XFS experiments."""
 
 from __future__ import annotations
 
-import configparser
+import json
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..binaries import find_binary
 from ..errors import UsageError
 
 
@@ -81,22 +83,23 @@ def get_scenario(name: str) -> Scenario:
 
 
 def scenario_from_job_file(path: str) -> Scenario:
-    """A scenario from a fio job file: [global] plus the first job section."""
+    """A scenario from a fio job file: [global] plus the first job section, as
+    lockscope-load's own parser reads them (``--parse-only``: the options as written,
+    names canonical)."""
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"{path}: no such job file")
-    cp = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
-    cp.optionxform = str  # type: ignore[assignment,method-assign]  # fio names keep their case
     try:
-        cp.read_string(p.read_text())
-    except (configparser.Error, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not a fio job file: {str(exc).splitlines()[0]}") from None
-    job: dict = {}
-    if cp.has_section("global"):
-        job.update({k: v if v is not None else "1" for k, v in cp.items("global")})
-    jobs = [s for s in cp.sections() if s != "global"]
-    if jobs:
-        job.update({k: v if v is not None else "1" for k, v in cp.items(jobs[0])})
+        res = subprocess.run([find_binary("lockscope-load"), "--parse-only=1", str(p)],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"{path}: lockscope-load could not read it: {exc}") from None
+    if res.returncode != 0:
+        why = (res.stderr.strip().splitlines() or ["unreadable"])[-1]
+        raise UsageError(f"{path}: not a fio job file: {why.removeprefix('lockscope-load: ')}")
+    parsed = json.loads(res.stdout)
+    jobs = parsed.get("jobs") or []
+    job: dict = {**parsed.get("globals", {}), **(jobs[0].get("given", {}) if jobs else {})}
     for key in ("numjobs", "runtime", "filename", "directory", "output", "output-format"):
         job.pop(key, None)  # the sweep sets these per point
     job.pop("time_based", None)
