@@ -16,7 +16,6 @@ its maps are bounded, and nothing is written outside --out.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -31,14 +30,19 @@ from ..run.session import Session
 from ..run.target import Target, resolve
 from .attach_parts import check_fs, file_facts, filesystems, finish, open_db
 
-# Shown at the end of --help (command, what it does), as libbpf-tools do.
+# Shown at the end of --help (command, what it does), as libbpf-tools do; NOTES below.
 EXAMPLES = [
-    ("lockscope attach --comm mariadbd --duration 60", "every mariadbd thread for 60 s"),
-    ("lockscope attach --pid 1234 --out incident-42/", "one process, all its threads"),
-    ("lockscope attach --unit postgresql --postgres 'dbname=app'", "with its counters"),
-    ("lockscope attach --comm mariadbd --max-overhead 1", "within 1% of the CPUs"),
+    ("lockscope attach --comm mariadbd --duration 60 --mysql /run/mysqld/mysqld.sock",
+     "every mariadbd thread for 60 s, with its counters"),
+    ("lockscope attach --unit postgresql@15-main --postgres 'dbname=postgres' --out pgwaits",
+     "a unit's cgroup; results in pgwaits/"),
+    ("lockscope attach --pid 1234 --max-overhead 1", "within 1% of the CPUs"),
     ("lockscope attach --cgroup /sys/fs/cgroup/app.slice --duty 30",
      "probes on 30% of the time"),
+    ("lockscope attach --continuous --comm mariadbd --listen 127.0.0.1:9433 "
+     "--mysql /run/mysqld/mysqld.sock", "serve Prometheus metrics and pprof profiles"),
+    ("lockscope attach --continuous --unit mariadb --listen :9433 --out /var/lib/lockscope/final",
+     "until stopped; a final results.json"),
 ]
 
 DEFAULT_DURATION_S = 30.0
@@ -46,23 +50,17 @@ MAX_DURATION_S = 3600.0
 DEFAULT_MAX_OVERHEAD = 2.0
 CONTINUOUS_MAX_OVERHEAD = 1.0
 DEFAULT_TOP_FILES = 50
-EXAMPLES = """examples:
-  lockscope attach --comm mariadbd --duration 60 --mysql /run/mysqld/mysqld.sock
-  lockscope attach --unit postgresql@15-main --postgres 'dbname=postgres' --out pgwaits
-  lockscope attach --continuous --comm mariadbd --listen 127.0.0.1:9433 \\
-      --mysql /run/mysqld/mysqld.sock
-  lockscope attach --continuous --unit mariadb --listen :9433 --out /var/lib/lockscope/final
-  curl -s 127.0.0.1:9433/metrics;  go tool pprof -top http://127.0.0.1:9433/debug/pprof/mutex
-
+NOTES = """
 --continuous runs until SIGTERM or SIGINT (a systemd service: docs/fleet.md), holding
-the recorder's CPU under --max-overhead (default 1%% there) by its duty, and serves
+the recorder's CPU under --max-overhead (default 1% there) by its duty, and serves
 /metrics (Prometheus), /debug/pprof/mutex and /debug/pprof/block (pprof, as a Go
-service does; ?seconds=N) and a page at /. Label cardinality is bounded: files are
-labelled by name only for the --top-files N (default 50) with the most wait and
-I/O time, decayed over about five minutes, and every other file is "other"; locks
-and wait classes come from fixed lists, so series never grow with the files,
-threads or stacks of the server. With --out, a final results.json (and report) is
-written when it stops."""
+service does; ?seconds=N) and a page at /:
+  curl -s 127.0.0.1:9433/metrics;  go tool pprof -top http://127.0.0.1:9433/debug/pprof/mutex
+Label cardinality is bounded: files are labelled by name only for the --top-files N
+(default 50) with the most wait and I/O time, decayed over about five minutes, and every
+other file is "other"; locks and wait classes come from fixed lists, so series never grow
+with the files, threads or stacks of the server. With --out, a final results.json (and
+report) is written when it stops."""
 
 
 def add_parser(sub) -> None:
@@ -73,8 +71,7 @@ def add_parser(sub) -> None:
         "loss), name their files as the database knows them, line throughput up with the "
         "waits per second, and write results.json, report.html and flame graphs; or, "
         "with --continuous, run until stopped and serve the figures to Prometheus and "
-        "the stacks to a continuous profiler.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "the stacks to a continuous profiler.")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--pid", metavar="PID[,PID]", help="these processes (all their threads)")
     who.add_argument("--comm", metavar="NAME", help="threads with this command name")

@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_parser(sub)
     for module, p in zip(COMMANDS, sub.choices.values()):
         p.formatter_class = ExamplesFormatter
-        p.epilog = examples(module.EXAMPLES)
+        p.epilog = examples(module.EXAMPLES) + getattr(module, "NOTES", "")
     return parser
 
 
