@@ -33,4 +33,4 @@ def test_every_document_is_in_the_index():
     index = (ROOT / "docs" / "index.md").read_text()
     for doc in sorted((ROOT / "docs").glob("*.md")):
         if doc.name != "index.md":
-            assert f"]({doc.name})" in index, doc.name
+            assert f"]({doc.name})" in index, f"docs/{doc.name}: link it from docs/index.md"
