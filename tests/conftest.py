@@ -1,4 +1,5 @@
-"""Shared fixtures: kernel-test gating and real loop-backed ext4/XFS mounts.
+"""Shared fixtures: kernel-test gating, real loop-backed ext4/XFS mounts, and the
+``lockscope`` command as a child process.
 
 Kernel tests (marked ``kernel``) need root, BPF and loop devices. They skip
 with a reason naming what is missing, except under LOCKSCOPE_KERNEL_TESTS=1,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +22,36 @@ sys.path.insert(0, str(ROOT / "analyzer"))
 from lockscope.run.loopfs import LoopFilesystem, make_loopfs  # noqa: E402
 
 KERNEL_TESTS_REQUIRED = os.environ.get("LOCKSCOPE_KERNEL_TESTS") == "1"
+
+
+class Lockscope:
+    """``python -m lockscope`` from this checkout, as the tests start it: ``run`` waits
+    for it (output captured as text), ``start`` returns the running process."""
+
+    argv = [sys.executable, "-m", "lockscope"]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"), **extra)
+
+    def run(self, *args: object, timeout: float = 300, env: dict | None = None,
+            **kw) -> subprocess.CompletedProcess:
+        return subprocess.run(self.argv + [str(a) for a in args], capture_output=True,
+                              text=True, timeout=timeout, env=env or self.env(), **kw)
+
+    def start(self, *args: object, env: dict | None = None, **kw) -> subprocess.Popen:
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(self.argv + [str(a) for a in args], text=True,
+                                env=env or self.env(), **kw)
+
+
+LOCKSCOPE = Lockscope()
+
+
+@pytest.fixture
+def lockscope_cli() -> Lockscope:
+    """The one way a test starts the lockscope command (see ``Lockscope``)."""
+    return LOCKSCOPE
 
 
 def kernel_missing() -> str | None:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import LOCKSCOPE
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def lockscope(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
-    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+    return LOCKSCOPE.run(*args, timeout=timeout)
 
 
 def dead_pid() -> int:
@@ -132,11 +132,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.kernel
 def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
     target = subprocess.Popen(["sleep", "120"])
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--pid",
-                             str(target.pid), "--duration", "120", "--out",
-                             str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = LOCKSCOPE.start("attach", "--pid", target.pid, "--duration", "120", "--out",
+                           tmp_path / "out", stdout=None)
     try:
         for line in proc.stderr:
             if "tracing" in line:
@@ -165,12 +162,9 @@ def test_ctrl_c_keeps_a_partial_but_valid_window(tmp_path):
 
     target = subprocess.Popen(["sleep", "120"])
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
     # Ctrl-C signals the terminal's whole process group: lockscope and its recorder.
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", "--pid",
-                             str(target.pid), "--duration", "120", "--out", str(out),
-                             "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
+    proc = LOCKSCOPE.start("attach", "--pid", target.pid, "--duration", "120", "--out", out,
+                           "--no-report", start_new_session=True)
     try:
         for line in proc.stderr:
             if "tracing" in line:

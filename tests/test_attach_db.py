@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 import dbservers
-from conftest import KERNEL_TESTS_REQUIRED, require_kernel, require_tool
+from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, require_kernel, require_tool
 
 
 def require_module(name: str) -> None:
@@ -48,14 +46,11 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
                    start_load) -> tuple[dict, str]:
     """Run lockscope attach; start the load once the window is open; return
     (results.json, the load's own output)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"),
-               PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
+    env = LOCKSCOPE.env(PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
     # A budget this 2-CPU test load stays under: these tests check what attach finds,
     # not when the recorder sheds probes (its own tests do).
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "attach", *who, *login,
-                             "--max-overhead", "50", "--duration", str(WINDOW_S),
-                             "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = LOCKSCOPE.start("attach", *who, *login, "--max-overhead", "50", "--duration",
+                           WINDOW_S, "--out", out, env=env)
     err: list[str] = []
     opened = threading.Event()
 
@@ -233,12 +228,10 @@ def test_report_renders_in_headless_chromium(request, run):
 
 def test_report_and_flame_commands_read_an_attach(postgres_run, tmp_path):
     _, doc, _, _, out = postgres_run
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"),
-               PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
+    env = LOCKSCOPE.env(PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
 
     def lockscope(*args):
-        return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
-                              text=True, env=env, timeout=120)
+        return LOCKSCOPE.run(*args, env=env, timeout=120)
 
     res = lockscope("report", str(out / "results.json"), "-o", str(tmp_path / "r.md"))
     assert res.returncode == 0, res.stderr

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ import pytest
 from lockscope.analysis.dio import file_classes
 from lockscope.analysis.rules import match_causes
 
+from conftest import LOCKSCOPE
 from fiemap import block_states
 from record_common import ROOT, dio_entry, recorder
 
@@ -128,12 +128,9 @@ def test_sweep_of_a_preallocated_file_in_half_blocks_blames_alignment(filesystem
     job.write_text(f"[global]\ndirect=1\nrw=randwrite\nbs={half}\nsize=64m\n"
                    "layout=fallocated\n[w]\n")
     out = tmp_path / "sweep"
-    res = subprocess.run([sys.executable, "-m", "lockscope", "sweep", "--job", str(job),
-                          "--fs", "ext4", "--threads", "1,4", "--runtime", "1",
-                          "--image-size", "512m", "--image-dir", str(tmp_path),
-                          "--out", str(out), "--no-report"],
-                         capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT / "analyzer")))
+    res = LOCKSCOPE.run("sweep", "--job", job, "--fs", "ext4", "--threads", "1,4",
+                        "--runtime", "1", "--image-size", "512m", "--image-dir", tmp_path,
+                        "--out", out, "--no-report")
     assert res.returncode == 0, res.stderr[-2000:]
     ext4 = json.loads((out / "results.json").read_text())["analysis"]["ext4"]
     row = ext4["dio_classes"][0]

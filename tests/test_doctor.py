@@ -4,18 +4,18 @@ bad-input paths."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
+from conftest import LOCKSCOPE
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-LOCKSCOPE = [sys.executable, "-m", "lockscope"]
-ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "analyzer"))
+ENV = LOCKSCOPE.env()
 CORE = {"lock", "dio", "sched", "syscalls", "block"}   # what the main job needs
 
 
 def _run(*args, **kw):
-    return subprocess.run(LOCKSCOPE + list(args), capture_output=True, text=True, env=ENV, **kw)
+    return LOCKSCOPE.run(*args, **kw)
 
 
 def _by_name(doc):

@@ -4,7 +4,6 @@ ratios, the claims' bounds, the rendered Markdown, the sweeps' arguments, bad in
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +14,8 @@ from lockscope.experiments.definition import Measured, Ratio, ratio_of
 from lockscope.experiments.page import MARKER, experiment_view, render
 from lockscope.experiments.tables import figure_rows
 from lockscope.run.workload.template import check_template
+
+from conftest import LOCKSCOPE
 
 
 def measured(values: dict, verdicts: dict | None = None) -> Measured:
@@ -159,8 +160,7 @@ def test_every_sweep_parses_as_the_sweep_would(scale, tmp_path):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lockscope", "experiments", *args],
-                          capture_output=True, text=True, timeout=60)
+    return LOCKSCOPE.run("experiments", *args, timeout=60)
 
 
 def test_unknown_experiment_is_a_usage_error():

@@ -5,15 +5,13 @@ outcome; and what the trace saw matches how the experiment laid its files out.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from lockscope.experiments import claims as c
 from lockscope.experiments.catalog import EXPERIMENTS, QUICK
 
-from conftest import require_tool
+from conftest import LOCKSCOPE, require_tool
 
 pytestmark = pytest.mark.kernel
 
@@ -31,10 +29,8 @@ def test_experiment_runs_small(number, docs, tmp_path):
     if TOOLS[number]:
         require_tool(TOOLS[number])
     doc = docs / "experiments.md"
-    res = subprocess.run([sys.executable, "-m", "lockscope", "experiments", "--scale", "quick",
-                          "--only", str(number), "--doc", str(doc),
-                          "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=300)
+    res = LOCKSCOPE.run("experiments", "--scale", "quick", "--only", number, "--doc", doc,
+                        "--out", tmp_path / "out", timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     exp = EXPERIMENTS[number]
     saved = json.loads(doc.with_suffix(".json").read_text())["experiments"][str(number)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,8 @@ import pytest
 from lockscope.analysis.compare import compare
 from lockscope.analysis.rules import match_causes
 from lockscope.analysis.verdict import decide
+
+from conftest import LOCKSCOPE
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "reports" / "examples" / "default-sweep-results.json"
@@ -105,10 +106,8 @@ def test_a_bad_job_is_refused_before_any_set_up(tmp_path):
     job.write_text("[global]\ndirect=1\nrw=randwrite\nbs=-4k\nsize=64m\n[w]\n")
     images, out = tmp_path / "images", tmp_path / "out"
     images.mkdir()
-    res = subprocess.run([sys.executable, "-m", "lockscope", "sweep", "--job", str(job),
-                          "--threads", "1,2", "--image-dir", str(images), "--out", str(out)],
-                         capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT / "analyzer")))
+    res = LOCKSCOPE.run("sweep", "--job", job, "--threads", "1,2", "--image-dir", images,
+                        "--out", out)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "bs" in lines[0] and "-4k" in lines[0], res.stderr

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,19 +12,16 @@ import pytest
 from lockscope.analysis.runs import worker_tids
 from lockscope.report.flame.folded import merge
 
-from conftest import require_tool
+from conftest import LOCKSCOPE, require_tool
 from recorded import recorded_sweep, runs_at, thread_counts
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKSCOPE = [sys.executable, "-m", "lockscope"]
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
-ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"),
-           PATH=f"{CARGO_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+ENV = LOCKSCOPE.env(PATH=f"{CARGO_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 def _run(*args, env=None):
-    return subprocess.run(LOCKSCOPE + [str(a) for a in args], capture_output=True, text=True,
-                          env=env or ENV, timeout=120)
+    return LOCKSCOPE.run(*args, env=env or ENV, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +84,8 @@ def test_differential_graph(results, tmp_path, inferno):
 
 def test_default_output_name(results, tmp_path, inferno):
     n = thread_counts(DOC, "xfs")[0]
-    res = subprocess.run(LOCKSCOPE + ["flame", str(results), "--fs", "xfs", "--threads", str(n)],
-                         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+    res = LOCKSCOPE.run("flame", results, "--fs", "xfs", "--threads", n, env=ENV,
+                        cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / f"xfs-lockwait-{n}threads.svg").is_file()
     assert (tmp_path / f"xfs-lockwait-{n}threads.folded").is_file()

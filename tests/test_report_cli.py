@@ -5,24 +5,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from lockscope.schema import SCHEMA
 
+from conftest import LOCKSCOPE
 from recorded import recorded_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKSCOPE = [sys.executable, "-m", "lockscope"]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+ENV = LOCKSCOPE.env()
 
 
 def _run(*args, env=None, **kw):
-    return subprocess.run(LOCKSCOPE + [str(a) for a in args], capture_output=True, text=True,
-                          env=env or ENV, timeout=120, **kw)
+    return LOCKSCOPE.run(*args, env=env or ENV, timeout=120, **kw)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,14 +18,14 @@ from lockscope.analysis.holders import ACTIVITIES
 from lockscope.analysis.verdict import LOCK_EXPLAINS, SCALES_EFFICIENCY
 from lockscope.schema import SCHEMA
 
+from conftest import LOCKSCOPE
+
 ROOT = Path(__file__).resolve().parents[1]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
 RUNTIME = "3"
 
 
 def lockscope(*args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
-                          text=True, env=ENV, **kw)
+    return LOCKSCOPE.run(*args, **kw)
 
 
 def assert_nothing_left(doc: dict) -> None:
@@ -138,9 +137,7 @@ def test_buffered_writes_contend_on_the_inode_lock(tmp_path):
 def interrupt_after_first_point(out: Path, *args: str) -> dict:
     """`lockscope sweep ARGS --out OUT --no-report`, interrupted (SIGINT) once a point is
     on disk; it must exit 130. Its results.json."""
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", *args, "--out",
-                             str(out), "--no-report"], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = LOCKSCOPE.start("sweep", *args, "--out", out, "--no-report")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         f = out / "results.json"

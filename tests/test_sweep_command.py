@@ -7,17 +7,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from test_sweep import ENV, assert_nothing_left, lockscope
+from test_sweep import assert_nothing_left, lockscope
 
 from lockscope.report.notes import missing_notes
 from lockscope.run.host import cgroup2_root
 
-from conftest import require_tool
+from conftest import LOCKSCOPE, require_tool
 
 FIO = ("fio --name=w --filename={dir}/f.dat --size=32m --rw=randwrite --bs=4k --direct=1 "
        "--numjobs={threads} --runtime={runtime} --time_based --output-format=json")
@@ -174,10 +173,8 @@ def test_unknown_field_refused_before_anything_is_made(tmp_path):
 
 
 def start_sweep(out: Path, command: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "lockscope", "sweep", "--command", command,
-                             "--fs", "ext4", "--threads", "1", "--image-size", "1g",
-                             "--out", str(out), "--no-report"], env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return LOCKSCOPE.start("sweep", "--command", command, "--fs", "ext4", "--threads", "1",
+                           "--image-size", "1g", "--out", out, "--no-report")
 
 
 def pids_running(argv: list[str]) -> list[int]:

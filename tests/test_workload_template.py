@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,9 @@ from lockscope.run.workload.template import (
     template_fields,
 )
 
+from conftest import LOCKSCOPE
+
 ROOT = Path(__file__).resolve().parents[1]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
 
 
 def test_fields_are_parsed_by_name():
@@ -74,8 +73,7 @@ def test_split_parts_tile_the_span_without_overlap():
 
 
 def lockscope(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True,
-                          text=True, env=ENV, timeout=60)
+    return LOCKSCOPE.run(*args, timeout=60)
 
 
 @pytest.mark.parametrize("args, word", [
