@@ -25,6 +25,7 @@ from typing import cast
 
 from ..binaries import find_binary
 from ..errors import LockscopeError, UsageError
+from ..run.outdir import check_dir, default_out_dir
 from ..run.recording import RecorderWindow, stop
 from ..run.session import Session
 from ..run.target import Target, resolve
@@ -134,6 +135,8 @@ def _check_args(args) -> None:
         raise UsageError("give --mysql or --postgres, not both")
     if args.fs is not None:
         check_fs(args.fs)
+    if args.out or not args.continuous:  # a continuous attach writes only with --out
+        check_dir(args.out or default_out_dir("lockscope-attach"), "--out", fresh=True)
 
 
 def _check_continuous(args) -> None:

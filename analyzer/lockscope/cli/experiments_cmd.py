@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import LockscopeError, UsageError
-from ..run.outdir import new_out_dir
+from ..run.outdir import check_dir, default_out_dir, new_out_dir
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do.
 EXAMPLES = [
@@ -74,6 +74,8 @@ def run(args) -> int:
                              "experiments; choose another --doc")
     if not doc.parent.is_dir():
         raise UsageError(f"--doc: no directory {doc.parent}")
+    check_dir(doc.parent, "--doc")
+    check_dir(args.out or default_out_dir("lockscope-experiments"), "--out", fresh=True)
     if os.geteuid() != 0:
         raise LockscopeError("not root: the experiments mount loop images and load BPF "
                              "(lockscope doctor has the detail)")

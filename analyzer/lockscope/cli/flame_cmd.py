@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report.fmt import duration_ns, size_bytes
     from ..report.outputs import OutputGuard
     from ..results import load_results
+    from ..run.outdir import check_dir
 
     doc = load_results(args.results)
     grouped = group_runs(doc)
@@ -82,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     name = (f"{safe_name(fs)}-{args.kind}-diff-{diff[0]}to{diff[1]}threads" if diff
             else f"{safe_name(fs)}-{args.kind}-{threads}threads")
     svg = Path(args.output) if args.output else Path(f"{name}.svg")
+    check_dir(svg.parent, "-o")
     folded = svg.with_suffix(".folded")
     guard = OutputGuard(args.force)
     guard.claim(svg)

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report.jsonout import dumps
     from ..report.render import DEFAULT_NAMES, print_notes, render_report
     from ..results import load_results
+    from ..run.outdir import check_dir
 
     doc = load_results(args.results)
     src = Path(args.results)
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
                          "standard output)")
     target = Path(args.output) if args.output else (
         (src if src.is_dir() else src.parent) / DEFAULT_NAMES[fmt])
+    check_dir(target.parent, "-o")
     result = render_report(doc, target.parent if str(target.parent) else ".", [fmt],
                            names={fmt: target.name}, flame=not args.no_flame,
                            force=args.force, source=source)

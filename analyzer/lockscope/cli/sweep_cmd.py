@@ -13,7 +13,6 @@ import importlib
 import os
 import shlex
 import shutil
-import subprocess
 import threading
 from contextlib import ExitStack
 from pathlib import Path
@@ -24,26 +23,16 @@ from ..binaries import find_binary, recorder_facts
 from ..errors import LockscopeError, UsageError
 from ..run.host import filesystem_facts
 from ..run.loopfs import image_dir, make_loopfs
-from ..run.point import clean_workdir, engine_argv, run_point
+from ..run.outdir import check_dir, default_out_dir
+from ..run.point import clean_workdir
 from ..run.progress import SweepProgress
-from ..run.scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
+from ..run.scenarios import DEFAULT
 from ..run.session import Session
-from ..run.workload.command_point import PointFailed, run_command_point
-from ..run.workload.options import add_command_arguments, command_spec
-from ..run.workload.points import (
-    cleanup_stale_cgroups,
-    command_space_needed,
-    command_workload,
-    failed_point,
-)
-from ..run.workload.preset_sweep import (
-    add_preset_arguments,
-    preset_of,
-    run_facts,
-    space_needed,
-    start_servers,
-    workload_facts,
-)
+from ..run.workload.command_point import PointFailed
+from ..run.workload.options import add_command_arguments
+from ..run.workload.points import failed_point
+from ..run.workload.preset_sweep import add_preset_arguments
+from ..run.workload.sweep_workload import PointContext, SweepWorkload, workload_of
 from ..sizes import parse_size
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do.
@@ -140,18 +129,6 @@ def _time_limit(args) -> float | None:
     return args.time_limit or None
 
 
-def _engine_workload(scenario: Scenario) -> dict:
-    return {"scenario": scenario.name, "description": scenario.description,
-            "job": scenario.job}
-
-
-def _scenario(args) -> Scenario:
-    if args.job:
-        return scenario_from_job_file(args.job)
-    return get_scenario(args.scenario or DEFAULT)
-
-
-
 def _targets(args) -> dict[str, str]:
     """--target directories by fs label; each must be a directory on ext4 or XFS."""
     from ..run.host import mount_of
@@ -169,26 +146,6 @@ def _targets(args) -> dict[str, str]:
     return targets
 
 
-def _validate_job(scenario: Scenario, args) -> None:
-    """The job as the points will run it, parsed by lockscope-load --parse-only: a bad
-    option or value is refused here, before any image, mount or directory is made."""
-    argv = engine_argv(scenario.job, max(args.threads), args.runtime,
-                       Path("/nonexistent/lockscope-check"), "check", Path(os.devnull))
-    res = subprocess.run(argv + ["--parse-only"], capture_output=True, text=True, timeout=60)
-    if res.returncode != 0:
-        lines = res.stderr.strip().splitlines()
-        msg = lines[-1] if lines else f"lockscope-load exited {res.returncode}"
-        raise UsageError(f"{scenario.description}: {msg.removeprefix('lockscope-load: ')}")
-
-
-def _space_needed(scenario: Scenario, threads: list[int]) -> int:
-    size = parse_size(scenario.job.get("size", "1g"))
-    # lockscope-load: per-thread files, and appends (each thread may add `size`).
-    per_thread = scenario.file_per_thread or scenario.job.get("layout") == "append"
-    files = max(threads) if per_thread else 1
-    return int(size * files * 1.1) + (64 << 20)
-
-
 def _check_space(path: str, need: int, what: str) -> None:
     free = shutil.disk_usage(path).free
     if free < need:
@@ -197,53 +154,44 @@ def _check_space(path: str, need: int, what: str) -> None:
 
 
 def run(args) -> int:
-    preset = preset_of(args)  # a preset sets its own client, parser and traced processes
-    args.command_spec = command_spec(args)  # a bad template is refused before anything
+    # every argument is checked before the root check and before anything is made
+    workload = workload_of(args)
     if args.time_limit is not None and args.time_limit < 0:
         raise UsageError("--time-limit must be >= 0")
-    if os.geteuid() != 0:
-        raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
-                             "(lockscope doctor has the detail)")
     if args.runtime <= 0:
         raise UsageError("--runtime must be > 0")
     if args.repeat < 1:
         raise UsageError("--repeat must be >= 1")
     if not 0 <= args.max_overhead <= 100:
         raise UsageError("--max-overhead must be between 0 and 100")
-    scenario = _scenario(args) if not (args.command_spec or preset) else None
-    if scenario:
-        _validate_job(scenario, args)  # fail before making anything
-    else:
-        cleanup_stale_cgroups()
-    if not args.no_trace:
-        find_binary("lockscope-record")
+    workload.validate(args.threads, args.runtime)
     targets = _targets(args)
     fss = list(targets) if targets else args.fs
     image_bytes = parse_size(args.image_size) if not targets else None
-    need = (_space_needed(scenario, args.threads) if scenario
-            else space_needed(preset, args.db_scale) if preset
-            else command_space_needed(args.command_spec))
+    need = workload.space_needed(args.threads)
+    if image_bytes is not None and image_bytes < need:
+        raise UsageError(f"--image-size {args.image_size} is too small for the workload "
+                         f"({need >> 20} MiB needed)")
+    check_dir(args.out or default_out_dir("lockscope"), "--out", fresh=True)
+    images = image_dir(args.image_dir)
+    if not targets:
+        check_dir(images, "--image-dir" if args.image_dir else "LOCKSCOPE_IMAGE_DIR"
+                  if os.environ.get("LOCKSCOPE_IMAGE_DIR") else "the image directory")
+    if os.geteuid() != 0:
+        raise LockscopeError("not root: a sweep mounts loop images and loads BPF "
+                             "(lockscope doctor has the detail)")
+    workload.prepare_host()
+    if not args.no_trace:
+        find_binary("lockscope-record")
     if targets:
         for t in targets.values():
             _check_space(t, need, f"the workload on {t}")
     else:
-        assert image_bytes is not None
-        if image_bytes < need:
-            raise UsageError(f"--image-size {args.image_size} is too small for the workload "
-                             f"({need >> 20} MiB needed)")
-        images = image_dir(args.image_dir)
         Path(images).mkdir(parents=True, exist_ok=True)
         _check_space(images, need * len(fss), f"{len(fss)} loop image(s)")
     session = Session("sweep", args.out, "lockscope")
-    doc = session.doc
-    doc.update({
-        "workload": {**(_engine_workload(scenario) if scenario
-                        else workload_facts(preset, args.db_scale) if preset
-                        else command_workload(args.command_spec)),
-                     "runtime_s": args.runtime, "threads": args.threads,
-                     "repeat": args.repeat},
-        "runs": [], "analysis": {},
-    })
+    doc: Any = session.doc  # the workload's and the points' facts are untyped JSON
+    doc.update({"workload": _workload_facts(workload, args), "runs": [], "analysis": {}})
     interrupted = False
     failed: PointFailed | None = None
     stack = ExitStack()
@@ -255,12 +203,15 @@ def run(args) -> int:
                 try:
                     roots: dict[str, Path] = {}
                     workdirs = _prepare(stack, fss, targets, image_bytes, args, doc, roots)
-                    servers = start_servers(stack, preset, args.db_scale, workdirs, roots,
-                                            doc) if preset else {}
+                    try:
+                        workload.start(stack, workdirs, roots, lambda fs, facts: doc[
+                            "host"]["filesystems"][fs].update(facts))
+                    finally:
+                        doc["workload"] = _workload_facts(workload, args)
                 except BaseException:
                     first.wait()
                     raise
-                _run_points(session, scenario, fss, workdirs, args, first.wait, servers)
+                _run_points(session, workload, fss, workdirs, args, first.wait)
         except KeyboardInterrupt:
             interrupted = True
         except PointFailed as exc:
@@ -352,8 +303,14 @@ def _remove_tree_we_made(wd: Path) -> None:
 WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
 
 
-def _run_points(session: Session, scenario, fss, workdirs, args, warming,
-                servers: dict | None = None) -> None:
+def _workload_facts(workload: SweepWorkload, args) -> dict:
+    """results.json ``workload``: the workload's own facts and the sweep's plan."""
+    return {**workload.facts(), "runtime_s": args.runtime, "threads": args.threads,
+            "repeat": args.repeat}
+
+
+def _run_points(session: Session, workload: SweepWorkload, fss, workdirs, args,
+                warming) -> None:
     doc: Any = session.doc  # filled from the points' untyped JSON
     out = session.out
     order = [(rep, n, fs) for rep in range(args.repeat) for n in args.threads for fs in fss]
@@ -361,6 +318,7 @@ def _run_points(session: Session, scenario, fss, workdirs, args, warming,
     pending: list = [warming]
     warm = list(WARM_MODULES[1:] if not args.no_report else [])
     probing = KindsSeen()
+    ctx = PointContext(args.runtime, not args.no_trace, _time_limit(args))
 
     def settle() -> None:
         while pending:
@@ -383,35 +341,21 @@ def _run_points(session: Session, scenario, fss, workdirs, args, warming,
                 # for); each costs a run per system call of the machine instead
                 recorder_args = (["--max-overhead", f"{args.max_overhead:g}", "--raw-syscalls"]
                                  + probing.args() + point_fs_args(doc, fs))
-                if scenario:
-                    res = run_point(scenario.job, n, args.runtime, wd, scenario.name, scratch,
-                                    trace=not args.no_trace, on_status=progress.status,
-                                    recorder_args=recorder_args, before_timed=settle)
-                else:
-                    try:
-                        spec = servers[fs].spec if servers else args.command_spec
-                        res = run_command_point(spec, n, args.runtime, wd,
-                                                scratch, trace=not args.no_trace,
-                                                recorder_args=recorder_args,
-                                                before_timed=settle, on_phase=progress.phase,
-                                                limit_s=_time_limit(args))
-                    except PointFailed as exc:
-                        doc["failed_point"] = failed_point(fs, n, rep, exc)
-                        raise PointFailed(f"{label}: {exc}", exc.exit_status,
-                                          exc.stderr_line) from None
-                if servers:
-                    res.workload["ops_unit"] = "TPS"
+                ctx.on_status, ctx.on_phase = progress.status, progress.phase
+                try:
+                    res, run_keys = workload.run_point(fs, n, wd, scratch, ctx,
+                                                       recorder_args, settle)
+                except PointFailed as exc:
+                    doc["failed_point"] = failed_point(fs, n, rep, exc)
+                    raise PointFailed(f"{label}: {exc}", exc.exit_status,
+                                      exc.stderr_line) from None
                 pending.append(res.wait_detached)
                 probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                     "workload": res.workload, "trace": res.trace,
                                     "trace_error": res.trace_error, "files": res.files,
                                     "phases_s": res.phases_s,
-                                    "recorder_cost": recorder_cost(res.trace),
-                                    **run_facts(servers, fs)})
-                if res.engine_argv:
-                    doc["runs"][-1]["engine_argv"] = ([Path(res.engine_argv[0]).name]
-                                                      + res.engine_argv[1:])
+                                    "recorder_cost": recorder_cost(res.trace), **run_keys})
                 clean_workdir(wd)
                 progress.end_point(i, label, res.workload, res.trace_error)
                 # Keep what is done on disk: a crash later still leaves a readable

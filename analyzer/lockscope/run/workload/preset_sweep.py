@@ -16,13 +16,12 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import LockscopeError, UsageError
-from ...schema import ResultsDoc
 from .. import procledger
 from ..dbserver.common import Server
 from ..dbserver.presets import DEFAULT_SCALE, PRESETS, Preset
@@ -104,11 +103,12 @@ class PresetServer:
 
 def start_servers(stack: ExitStack, preset: Preset, scale: int,
                   workdirs: dict[str, Path], roots: dict[str, Path],
-                  doc: ResultsDoc) -> dict[str, PresetServer]:
+                  on_started: Callable[[str, PresetServer], None]) -> dict[str, PresetServer]:
     """A prepared server on each filesystem, stopped by ``stack``; the client's command
     spec for each (its template carries the server's socket and port). ``roots``: the
     highest directory lockscope made above each working directory (opened to the
-    server's user; nothing above it is changed)."""
+    server's user; nothing above it is changed). ``on_started(fs, server)`` as each
+    one is up (a later one may fail)."""
     procledger.cleanup_stale()  # servers a killed sweep left (on a --target, say)
     out = {}
     for fs, wd in workdirs.items():
@@ -121,10 +121,9 @@ def start_servers(stack: ExitStack, preset: Preset, scale: int,
         except LockscopeError as exc:
             raise LockscopeError(f"{fs}: {exc}") from None
         template = preset.template(server, scale)
-        doc["workload"]["preset"]["commands"][fs] = template
-        doc["host"]["filesystems"][fs]["server"] = server.facts()
         out[fs] = PresetServer(server, CommandSpec(template, throughput=preset.throughput,
                                                    trace_target=_trace_target(server)))
+        on_started(fs, out[fs])
     return out
 
 
@@ -137,8 +136,3 @@ def _trace_target(server: Server) -> tuple[str, ...]:
     if server.kind == "mariadb":
         return ("--pid", str(server.pid))
     return ("--comm", server.comm)
-
-
-def run_facts(servers: dict[str, PresetServer] | None, fs: str) -> dict:
-    """What each run of a preset sweep records of its server (the analysis keys on it)."""
-    return {"server": servers[fs].server.facts()} if servers and fs in servers else {}
