@@ -11,6 +11,52 @@ MBALLOC = ["__schedule+0x1", "schedule+0x1", "io_schedule+0x1", "__wait_on_buffe
            "ext4_read_block_bitmap+0x1", "ext4_mb_new_blocks+0x1", "ext4_ext_map_blocks+0x1"]
 
 
+# Known answers, one or more per activity: a holder's state and kernel stack as the
+# recorder reports them (ext4 and XFS paths of fs/jbd2, fs/ext4, fs/xfs, fs/iomap, mm),
+# and the activity they mean. A classifier that answers one word for everything, or
+# that lost a rule, fails here.
+KNOWN = [
+    ("blocked", COMMIT, False, "journal"),
+    ("blocked", ["wait_transaction_locked+0x1", "start_this_handle+0x1",
+                 "jbd2__journal_start+0x1", "ext4_dirty_inode+0x1"], False, "journal"),
+    ("blocked", MBALLOC, True, "allocation"),
+    ("blocked", ["xfs_bmapi_write+0x1", "xfs_iomap_write_direct+0x1",
+                 "xfs_direct_write_iomap_begin+0x1"], False, "allocation"),
+    ("blocked", ["__inode_dio_wait+0x1", "inode_dio_wait+0x1", "ext4_dio_write_checks+0x1"],
+     False, "dio_drain"),
+    ("blocked", ["folio_wait_writeback+0x1", "__filemap_fdatawait_range+0x1",
+                 "file_write_and_wait_range+0x1", "ext4_sync_file+0x1"], False, "page_cache"),
+    ("blocked", ["balance_dirty_pages+0x1", "balance_dirty_pages_ratelimited_flags+0x1",
+                 "generic_perform_write+0x1"], False, "page_cache"),
+    ("blocked", DIO_WAIT, False, "block_io"),
+    ("blocked", ["io_schedule+0x1", "blk_mq_get_tag+0x1", "submit_bio_noacct+0x1"], False,
+     "block_io"),
+    ("blocked", ["some_wait+0x1"], True, "block_io"),
+    ("on_cpu", ["memcpy_orig+0x1", "xfs_file_write_iter+0x1"], False, "on_cpu"),
+    ("on_cpu", ["copy_page_from_iter+0x1", "generic_perform_write+0x1"], False,
+     "page_cache"),
+    ("runqueue", COMMIT, False, "runqueue"),
+    ("blocked", ["futex_wait_queue+0x1", "futex_wait+0x1", "do_futex+0x1"], False, "other"),
+    ("blocked", ["pipe_read+0x1", "vfs_read+0x1"], False, "other"),
+]
+
+
+def test_known_answers_cover_every_activity():
+    assert {answer for *_, answer in KNOWN} == set(ACTIVITIES)
+
+
+def test_known_answers():
+    wrong = [(state, frames[0], got, answer) for state, frames, iowait, answer in KNOWN
+             if (got := activity(state, frames, iowait)) != answer]
+    assert not wrong, wrong
+
+
+def test_no_one_answer_fits_the_known_cases():
+    # what an always-the-same classifier would score: at best the largest class
+    answers = [answer for *_, answer in KNOWN]
+    assert max(answers.count(a) for a in set(answers)) < len(answers) / 2
+
+
 def test_frames_decide_blocked_holders_journal_first():
     assert activity("blocked", COMMIT) == "journal"
     # a journal wait inside an allocation is a journal wait
