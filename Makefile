@@ -86,11 +86,14 @@ check: $(STAMPS)/venv proto
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# The unit tests in parallel (one process per CPU), then the kernel tests one at a
+# time: they share loop devices, BPF and the machine's CPUs, and some time the host.
 test: deps bins install check
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -m "not kernel" -n auto
+	$(PY) -m pytest tests -m kernel
 
 unit-test: check
-	$(PY) -m pytest tests -m "not kernel"
+	$(PY) -m pytest tests -m "not kernel" -n auto
 
 clean:
 	$(MAKE) -C bpf clean

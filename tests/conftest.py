@@ -87,6 +87,23 @@ def require_tool(name: str) -> str:
     return path
 
 
+# Fixtures that make loop filesystems: a module using one is a kernel module.
+KERNEL_FIXTURES = {"ext4_fs", "xfs_fs", "any_fs", "filesystems", "loopfs_factory"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by the markers
+def pytest_collection_modifyitems(config, items):
+    """A module with any kernel test runs all its tests with the kernel ones (``make test``
+    runs those one at a time, after the others in parallel): its module fixtures stay
+    shared, and tests beside kernel tests often use the machine too."""
+    kernel_modules = {item.nodeid.split("::")[0] for item in items
+                      if item.get_closest_marker("kernel")
+                      or KERNEL_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    for item in items:
+        if item.nodeid.split("::")[0] in kernel_modules and not item.get_closest_marker("kernel"):
+            item.add_marker(pytest.mark.kernel)
+
+
 def pytest_runtest_setup(item):
     if item.get_closest_marker("kernel"):
         require_kernel()

@@ -17,6 +17,8 @@ import pytest
 import dbservers
 from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, require_kernel, require_tool
 
+# real servers on loop filesystems under the recorder
+pytestmark = pytest.mark.kernel
 
 def require_module(name: str) -> None:
     """The db extra (make test installs it); skip, or fail under LOCKSCOPE_KERNEL_TESTS=1."""

@@ -15,6 +15,9 @@ from test_attach_db import _attach_during, require_mariadb
 
 import dbservers
 
+# real servers on loop filesystems under the recorder
+pytestmark = pytest.mark.kernel
+
 OPTIONS = ["--innodb-use-native-aio=0", "--innodb-write-io-threads=8",
            "--innodb-buffer-pool-size=32M", "--innodb-io-capacity=20000",
            "--innodb-io-capacity-max=40000", "--innodb-max-dirty-pages-pct=1"]
