@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,27 @@ def filesystems():
     finally:
         for fs in made.values():
             fs.destroy()
+
+
+@dataclass
+class SharedDir:
+    """A test's own directory on a module's shared loop filesystem (``.path``, ``.fstype``):
+    for tests that only need files of their own on ext4 or XFS, not a fresh filesystem."""
+
+    path: Path
+    fstype: str
+
+
+def shared_dir(filesystems: dict[str, LoopFilesystem], fstype: str, name: str):
+    """Yield a fresh directory for one test on ``filesystems[fstype]``; removed after it."""
+    safe = "".join(c if c.isalnum() else "-" for c in name)[:100]
+    path = filesystems[fstype].path / safe
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    try:
+        yield SharedDir(path, fstype)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -12,33 +12,25 @@ from lockscope.report import render_report
 from lockscope.report.flame.folded import strip_lines, strip_offsets
 from lockscope.report.forked import Forked
 
-from conftest import require_tool
 from recorded import recorded_sweep
-
-CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 
 
 def _render(out: Path) -> dict[str, bytes]:
-    render_report(recorded_sweep(), out, formats=("html", "md"), source="results.json")
+    # without flame graphs: the plots are what the child draws (strip_lines is tested below)
+    render_report(recorded_sweep(), out, formats=("html", "md"), source="results.json",
+                  flame=False)
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
             if p.is_file() and not p.name.startswith(".")}
 
 
 def test_report_with_plots_in_a_child_is_the_one_drawn_in_process(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
-    require_tool("inferno-flamegraph")
     forked = _render(tmp_path / "forked")
     with monkeypatch.context() as m:
         m.delattr(os, "fork")  # Forked then calls the function in this process
         here = _render(tmp_path / "here")
-    assert "report.html" in forked and any(k.endswith(".svg") for k in forked)
-    # differential .folded files list their stacks in a set's order: compared as sets
-    for name in forked:
-        if name.endswith(".folded"):
-            assert sorted(forked[name].splitlines()) == sorted(here[name].splitlines()), name
-        else:
-            assert forked[name] == here[name], name
-    assert forked.keys() == here.keys()
+    assert "report.html" in forked and any(k.endswith(".png") for k in forked)
+    assert b"<svg" in forked["report.html"]
+    assert forked == here
 
 
 def test_forked_runs_the_function_in_a_child():

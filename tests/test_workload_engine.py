@@ -19,7 +19,7 @@ import pytest
 
 from lockscope.binaries import find_binary
 
-from conftest import require_tool
+from conftest import require_tool, shared_dir
 
 pytestmark = pytest.mark.kernel
 
@@ -29,6 +29,23 @@ FIEMAP_FLAG_SYNC = 0x1
 FIEMAP_EXTENT_LAST = 0x1
 FIEMAP_EXTENT_UNWRITTEN = 0x800
 OWNER_XATTR = "user.lockscope-load"
+
+
+# Each test writes files of its own: one ext4 and one XFS for the module (making
+# filesystems is the slow part), a fresh directory on them per test.
+@pytest.fixture
+def xfs_fs(filesystems, request):
+    yield from shared_dir(filesystems, "xfs", request.node.name)
+
+
+@pytest.fixture
+def ext4_fs(filesystems, request):
+    yield from shared_dir(filesystems, "ext4", request.node.name)
+
+
+@pytest.fixture(params=["ext4", "xfs"])
+def any_fs(filesystems, request):
+    yield from shared_dir(filesystems, request.param, request.node.name)
 
 
 @pytest.fixture(scope="module")
