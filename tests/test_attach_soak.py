@@ -1,0 +1,38 @@
+"""A continuous attach held for 60 s under a steady fio load (tests/soak_harness.py):
+memory and map occupancy flat once warmed up (slopes recorded), the BPF share within
+the budget (--max-overhead 1, the default), and no gap in the scraped series. bench/soak
+runs the same for 30 minutes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from soak_harness import soak
+from test_attach_continuous_cli import free_port
+
+from conftest import require_tool
+
+pytestmark = pytest.mark.kernel
+SECONDS = 60
+
+
+def test_a_minute_of_continuous_attach_stays_flat_and_within_budget(filesystems, tmp_path):
+    fio = require_tool("fio")
+    work = filesystems["ext4"].path / "soak"
+    work.mkdir(exist_ok=True)
+    f = soak(SECONDS, work, free_port(), fio=fio)
+    print("\n".join(f.lines()))
+    (tmp_path / "soak.json").write_text(json.dumps(f.as_dict()))
+    # every scrape answered, a new interval at least every few seconds
+    assert f.failed_scrapes == 0, f.lines()
+    assert f.intervals >= SECONDS * 0.8 and f.longest_gap_s <= 5, f.lines()
+    # memory: after warm-up, neither process grows by more than a tenth over the run
+    for first, last in (f.lockscope_rss_mib, f.recorder_rss_mib):
+        assert last <= first * 1.1 + 2, f.lines()
+    # map occupancy: the load's keys are few and recurring
+    first, last = f.map_entries
+    assert last <= first * 1.2 + 50 and last < f.map_capacity / 2, f.lines()
+    # the budget the recorder holds by its duty (it aims at 0.8 x the budget)
+    assert f.budget_share == pytest.approx(0.01)
+    assert f.bpf_share_mean <= f.budget_share * 1.25, f.lines()
