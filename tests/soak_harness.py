@@ -164,11 +164,14 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, env=env)
         assert proc.stderr is not None
+        said = []
         for line in proc.stderr:
+            said.append(line)
             if "until SIGTERM or SIGINT" in line:
                 break
         else:
-            raise AssertionError(f"lockscope attach --continuous ended: {proc.wait()}")
+            raise AssertionError(f"lockscope attach --continuous ended {proc.wait()}: "
+                                 + "".join(said)[-2000:])
         rec = recorder_of(proc.pid)
         say(f"soak: {seconds:.0f} s; lockscope pid {proc.pid}, recorder pid {rec}")
         own, recs, entries, share = Series(), Series(), Series(), Series()
