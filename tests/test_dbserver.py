@@ -68,6 +68,41 @@ def test_live_owner_and_reused_pid_are_left_alone(ledger):
         proc.wait()
 
 
+# A parent that reaps its child only a while after the child ended: the child stays a
+# zombie (still listed by ps and pgrep) that long, as a daemon's processes do until
+# init reaps them.
+LATE_REAPER = textwrap.dedent("""
+    import os, sys, time
+    child = os.fork()
+    if child == 0:
+        os.execvp("sleep", ["sleep", "60"])
+    print(child, flush=True)
+    stat = f"/proc/{child}/stat"
+    while open(stat).read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    time.sleep(1.5)
+    os.waitpid(child, 0)
+""")
+
+
+def test_stop_returns_once_the_processes_are_reaped_not_only_ended(ledger):
+    parent = subprocess.Popen([sys.executable, "-c", LATE_REAPER], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        entry = procledger.manage("late-reaped", signal.SIGTERM)
+        entry.started(child)
+        entry.stop(grace=5)
+        assert procledger.start_time(child, zombie=True) is None, "stop() returned while " \
+            "the stopped process was still in the process table (a zombie)"
+        assert parent.wait(10) == 0
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
 def test_private_dirs_go_with_the_entry(ledger, tmp_path):
     d = tmp_path / "sockets"
     d.mkdir()

@@ -5,6 +5,7 @@ the servers; and nothing left behind afterwards, interrupted or not."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,27 @@ from lockscope.run import procledger
 from conftest import require_tool
 
 RUNTIME = "3"
+
+
+def server_processes(doc: dict) -> list[str]:
+    """Processes of the sweep's servers still in the process table, zombies included
+    (ps and pgrep list those too): any whose cgroup is a server's, and the servers' main
+    processes. Read the moment the sweep has returned."""
+    cgroups = {Path(fs["server"]["cgroup"]).name for fs in doc["host"]["filesystems"].values()
+               if (fs.get("server") or {}).get("cgroup")}
+    mains = {str(fs["server"]["pid"]): fs["server"]["comm"]
+             for fs in doc["host"]["filesystems"].values() if fs.get("server")}
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cgroup = Path(f"/proc/{pid}/cgroup").read_text()
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue  # gone meanwhile
+        if any(f"/{name}" in cgroup for name in cgroups) or mains.get(pid) == comm:
+            left.append(f"{comm} pid {pid} state {state}")
+    return left
 
 
 def assert_servers_gone(doc: dict) -> None:
@@ -46,8 +68,11 @@ def test_preset_sweep(tmp_path, preset):
     res = lockscope("sweep", "--preset", preset, "--threads", "1,2", "--runtime", RUNTIME,
                     "--db-scale", "1", "--image-size", "2g", "--out", str(out),
                     "--no-report")
-    assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads((out / "results.json").read_text())
+    # the servers have exited (reaped, not zombies) and their cgroups are gone by the
+    # time the sweep returns, and only then are their filesystems unmounted
+    assert server_processes(doc) == []
+    assert res.returncode == 0, res.stderr[-2000:]
     assert_nothing_left(doc)
     assert_servers_gone(doc)
     assert doc["partial"] is False and doc["workload"]["preset"]["name"] == preset
@@ -85,6 +110,7 @@ def test_ctrl_c_stops_the_servers_and_keeps_the_points(tmp_path):
     doc = interrupt_after_first_point(tmp_path / "partial", "--preset", "postgres-pgbench",
                                       "--threads", "1,2,4", "--runtime", "3", "--db-scale",
                                       "1", "--image-size", "2g")
+    assert server_processes(doc) == []
     assert doc["partial"] is True and 1 <= len(doc["runs"]) < 6
     assert_nothing_left(doc)
     assert_servers_gone(doc)

@@ -25,18 +25,32 @@ from .pids import pid_exists
 
 LEDGER_DIR = Path(os.environ.get("LOCKSCOPE_PROC_LEDGER_DIR", "/run/lockscope/servers"))
 GRACE_S = 10.0
+# how long a stopped server's processes may stay zombies before stop() returns anyway
+REAP_TIMEOUT_S = 10.0
 
 
-def start_time(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (clock ticks after boot), None if gone or a zombie."""
+def start_time(pid: int, zombie: bool = False) -> int | None:
+    """Field 22 of /proc/PID/stat (clock ticks after boot), None if gone or (unless
+    ``zombie``) a zombie: a process that ended but is not reaped yet."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[-1].split()
-    if fields[0] == "Z":
+    if fields[0] == "Z" and not zombie:
         return None
     return int(fields[19])
+
+
+def _wait_reaped(seen: dict[int, int], timeout: float) -> None:
+    """Until none of ``seen`` (pid: start time) is in the process table any more, zombies
+    included. A killed server process leaves its cgroup at once, but stays a zombie
+    until its parent (init, for a daemon) reaps it; until then ps and pgrep still list
+    it as the server's."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(
+            start_time(pid, zombie=True) == start for pid, start in seen.items()):
+        time.sleep(0.05)
 
 
 @dataclass
@@ -76,16 +90,30 @@ class Managed:
     def stop(self, grace: float = GRACE_S) -> None:
         """The stop signal to the main process, then SIGKILL to whatever is left (the
         whole cgroup) after ``grace`` seconds; the cgroup, the private directories and
-        the ledger entry go. Safe to call more than once."""
+        the ledger entry go. Returns once every process of it that was seen is reaped
+        (gone from the process table, not only from the cgroup). Safe to call more than
+        once."""
+        seen: dict[int, int] = {}
+
+        def look() -> list[int]:
+            pids = self.pids()
+            for pid in pids:
+                start = start_time(pid)
+                if start is not None:
+                    seen.setdefault(pid, start)
+            return pids
+
         if self.pid and start_time(self.pid) == self.pid_start:
+            look()
             _signal(self.pid, self.stop_signal)
         deadline = time.monotonic() + grace
-        while self.pids() and time.monotonic() < deadline:
+        while look() and time.monotonic() < deadline:
             time.sleep(0.1)
         if self.pid and start_time(self.pid) == self.pid_start:
             _signal(self.pid, signal.SIGKILL)
         if self.cgroup:
             end_cgroup(Path(self.cgroup))
+        _wait_reaped(seen, REAP_TIMEOUT_S)
         for d in self.dirs:
             shutil.rmtree(d, ignore_errors=True)
         self._path().unlink(missing_ok=True)
