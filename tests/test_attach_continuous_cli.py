@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.run.host import cgroup2_root
+
 from conftest import LOCKSCOPE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +232,85 @@ def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(t
     finally:
         target.kill()
         target.wait()
+
+
+def _writes_total(port: int) -> float:
+    text = get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+    return sum(v for labels, v in metric(text, "lockscope_syscalls_total")
+               if 'syscall="write"' in labels or 'name="write"' in labels)
+
+
+def _writer(exe: Path, out: Path, cgroup: Path | None = None) -> subprocess.Popen:
+    """`exe` (a copy of dd, so its command name is its own) writing a block at a time."""
+    pre = (lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid()))) if cgroup else None
+    return subprocess.Popen([str(exe), "if=/dev/zero", f"of={out}", "bs=4k", "count=100000000",
+                             "oflag=dsync", "status=none"], preexec_fn=pre)
+
+
+def _grows(port: int, timeout: float = 30) -> None:
+    before = _writes_total(port)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _writes_total(port) > before:
+            return
+        time.sleep(0.5)
+    raise AssertionError("the restarted target's writes are not counted")
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("how", ["comm", "cgroup"])
+def test_a_restarted_target_is_recorded_again(tmp_path, how):
+    """--comm: the same recorder follows the name; --cgroup: a cgroup made again has a
+    new id, and the recorder is started again on it."""
+    exe = tmp_path / f"lsq{how}w"          # a command name of our own
+    exe.write_bytes(Path("/bin/dd").read_bytes())
+    exe.chmod(0o755)
+    root = cgroup2_root()
+    if how == "cgroup" and root is None:
+        pytest.skip("no cgroup v2 hierarchy mounted")
+    cg = (root or Path("/nonexistent")) / f"lockscope-test-{os.getpid()}-{how}"
+    if how == "cgroup":
+        cg.mkdir()
+    port = free_port()
+    first = _writer(exe, tmp_path / "a", cg if how == "cgroup" else None)
+    second = proc = None
+    try:
+        time.sleep(0.3)
+        who = ["--comm", exe.name] if how == "comm" else ["--cgroup", str(cg)]
+        proc, err = start_continuous([*who, "--max-overhead", "50"], port)
+        wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 1.0)
+        _grows(port)
+        first.kill()
+        first.wait()
+        if how == "cgroup":
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    cg.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 0.0)
+        if how == "cgroup":
+            cg.mkdir()
+        second = _writer(exe, tmp_path / "b", cg if how == "cgroup" else None)
+        wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 1.0)
+        _grows(port, timeout=40)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+        assert proc.returncode == 0, "".join(err) + rest
+        if how == "cgroup":
+            assert "made again" in rest, rest
+    finally:
+        for p in (first, second, proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        if cg.exists():
+            for _ in range(50):
+                try:
+                    cg.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
