@@ -35,14 +35,16 @@ def _one_line(res: subprocess.CompletedProcess) -> str:
     ["flame", str(DATA / "attach-v1.json"), "--kind", "offcpu", "-o", "{}/flame.svg"],
 ], ids=lambda c: " ".join(c[:1] + [a for a in c if a.startswith("-")][-1:]))
 def test_a_path_that_cannot_be_made_is_one_line_and_exit_2(tmp_path, command, where):
-    before = set(os.listdir("/tmp"))
-    cwd = tmp_path / "cwd"
+    # its own temporary directory (lockscope names none itself): other tests and
+    # processes of the machine make theirs in /tmp meanwhile
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
     cwd.mkdir()
+    tmp.mkdir()
     args = [a.replace("{}", where).replace("{doc}", str(tmp_path / "e.md")) for a in command]
-    line = _one_line(LOCKSCOPE.run(*args, cwd=cwd, timeout=120))
+    line = _one_line(LOCKSCOPE.run(*args, cwd=cwd, timeout=120, env=LOCKSCOPE.env(TMPDIR=str(tmp))))
     assert where.split("/lockscope-x")[0] in line and "cannot make" in line, line
-    assert list(tmp_path.iterdir()) == [cwd] and not list(cwd.iterdir())  # nothing made
-    assert not {n for n in set(os.listdir("/tmp")) - before if "lockscope" in n}
+    assert sorted(tmp_path.iterdir()) == [cwd, tmp]  # nothing made
+    assert not list(cwd.iterdir()) and not list(tmp.iterdir())
 
 
 def test_an_output_directory_that_holds_a_recording_is_refused(tmp_path):
