@@ -174,6 +174,7 @@ class NetEntry(TypedDict, total=False):
     rx_bytes: int
     tx_calls: int
     tx_bytes: int
+    tx_write_calls: int     # of tx_calls, made with a followed write call (write, pwrite64, ...)
 
 
 class HolderSample(TypedDict, total=False):

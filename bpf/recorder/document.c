@@ -329,7 +329,7 @@ static void write_net(struct rec_session *s, struct json_out *j)
 	json_begin_array(j);
 	for (i = 0; i < s->data.nr_tasks; i++) {
 		const struct task_val *t = &s->data.tasks[i].v;
-		__u64 v[4] = { 0 };
+		__u64 v[5] = { 0 };
 		bool first = true;
 
 		for (k = 0; k < i && first; k++)
@@ -345,6 +345,7 @@ static void write_net(struct rec_session *s, struct json_out *j)
 			v[1] += u->rx_bytes;
 			v[2] += u->tx_calls;
 			v[3] += u->tx_bytes;
+			v[4] += u->tx_writes;
 		}
 		if (!v[0] && !v[2])
 			continue;
@@ -355,6 +356,7 @@ static void write_net(struct rec_session *s, struct json_out *j)
 		json_uint(j, "rx_bytes", v[1]);
 		json_uint(j, "tx_calls", v[2]);
 		json_uint(j, "tx_bytes", v[3]);
+		json_uint(j, "tx_write_calls", v[4]);
 		json_end_object(j);
 	}
 	json_end_array(j);

@@ -321,6 +321,7 @@ static int diff_tasks(const struct rec_data *cur, struct rec_data *prev, struct 
 		t->v.rx_bytes -= p->v.rx_bytes;
 		t->v.tx_calls -= p->v.tx_calls;
 		t->v.tx_bytes -= p->v.tx_bytes;
+		t->v.tx_writes -= p->v.tx_writes;
 	}
 	return 0;
 }

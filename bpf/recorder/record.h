@@ -272,6 +272,7 @@ struct task_val {
 	__u64 rx_bytes;
 	__u64 tx_calls;
 	__u64 tx_bytes;
+	__u64 tx_writes;       /* of tx_calls, those made with a followed write call */
 	/* syscall slot */
 	__u64 sys_ts;
 	__u64 sys_ino;

@@ -101,8 +101,12 @@ def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) 
     net = section.get("net") or []
     rx = sum(n.get("rx_calls", 0) for n in net if isinstance(n, dict))
     tx = sum(n.get("tx_calls", 0) for n in net if isinstance(n, dict))
-    # Writes to sockets and pipes are responses, not file writes.
-    writes = max(writes - tx, 0)
+    # Writes to sockets and pipes are responses, not file writes. The recorder counts
+    # those made with a write call apart (tx_write_calls; sendto and sendmsg never were
+    # among the writes); an older recording has only tx_calls, all taken as such.
+    tx_writes = sum(n.get("tx_write_calls", n.get("tx_calls", 0))
+                    for n in net if isinstance(n, dict))
+    writes = max(writes - tx_writes, 0)
     return {"write_calls_s": writes / dur, "fsync_calls_s": fsyncs / dur,
             "sync_file_range_calls_s": ranges / dur, "dsync_writes_s": dsync / dur,
             "log_bytes_s": log_bytes / dur, "data_bytes_s": data_bytes / dur,
