@@ -88,6 +88,21 @@ def test_the_class_that_rose_when_throughput_fell_is_named():
     assert top["threads_in_falls"] > top["threads_otherwise"]
 
 
+def test_an_interval_the_probes_never_watched_is_left_out():
+    """--duty can detach the probes for a whole interval: its row has no observed time
+    (duration_s 0) and no waits, and the falls are found among the others."""
+    fsync = [0.2, 0.3, 0.2, 2.5, 2.8, 0.3, 0.2, 0.25, 2.6, 0.3, 0.2, 0.3]
+    rows = build_series({"series": [interval(i, f) for i, f in enumerate(fsync)]}, None)
+    tput = [1000 - 300 * f for f in fsync]
+    blind = {**rows[5], "duration_s": 0.0, "classes_ns": dict.fromkeys(rows[5]["classes_ns"], 0.0)}
+    out = falls([*rows[:5], blind, *rows[5:]], [*tput[:5], 0.0, *tput[5:]])
+    assert out["intervals"] == 12 and out["fallen"] == [3.0, 4.0, 8.0]
+    assert out["top"]["class"] == "durability"
+    from lockscope.report.attach_plots import classes_figure
+
+    assert classes_figure({"series": [*rows[:5], blind, *rows[5:]]}) is not None
+
+
 def test_no_class_is_named_without_a_relation():
     rows = build_series({"series": [interval(i, 1.0) for i in range(8)]}, None)
     out = falls(rows, [1000, 400, 1000, 1000, 400, 1000, 1000, 1000])

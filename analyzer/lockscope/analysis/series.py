@@ -320,6 +320,10 @@ def falls(rows: list[SeriesRow], tput: Sequence[float], drop: float = 0.2,
     """
     import numpy as np
 
+    # An interval the probes never watched (--duty detached them throughout) has no
+    # waits to relate: it is left out, not read as one without waits.
+    watched = [i for i, r in enumerate(rows) if r["duration_s"] > 0]
+    rows, tput = [rows[i] for i in watched], [tput[i] for i in watched]
     n = len(tput)
     classes: list[FallClass] = []
     out: Falls = {"intervals": n, "fallen": [], "median": None, "classes": classes, "top": None}

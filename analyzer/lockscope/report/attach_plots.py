@@ -72,7 +72,9 @@ def classes_figure(a: dict):
     names = {"oncpu": "on CPU", **CLASSES}
     stacks, labels, colors = [], [], []
     for k in keys:
-        vals = [r["classes_ns"].get(k, 0.0) / 1e9 / r["duration_s"] for r in rows]
+        # an interval the probes never watched (--duty) is a gap, not zero threads
+        vals = [r["classes_ns"].get(k, 0.0) / 1e9 / r["duration_s"] if r["duration_s"] > 0
+                else float("nan") for r in rows]
         if any(v > 0 for v in vals):
             stacks.append(vals)
             labels.append(names[k])
