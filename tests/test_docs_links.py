@@ -4,6 +4,7 @@ short overview that still holds the two set-up commands."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,25 @@ def test_every_document_is_in_the_index():
     for doc in sorted((ROOT / "docs").glob("*.md")):
         if doc.name != "index.md":
             assert f"]({doc.name})" in index, f"docs/{doc.name}: link it from docs/index.md"
+
+
+COMMAND = re.compile(r"^(?:\$ )?(?:sudo )?(lockscope (?:sweep|attach|report|flame|doctor|"
+                     r"scenarios|experiments)(?:\s.*)?)$")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_documented_command_parses(doc):
+    """Each `lockscope ...` command line in a code block is one the parser accepts (a
+    shell substitution such as $(pidof mariadbd) stands for one word)."""
+    from lockscope.cli.main import build_parser
+
+    for block in re.findall(r"```[a-z]*\n(.*?)```", doc.read_text(), re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            m = COMMAND.match(line.strip())
+            if not m:
+                continue
+            argv = shlex.split(re.sub(r"\$\([^)]*\)", "1", m.group(1)), comments=True)[1:]
+            try:
+                build_parser().parse_args(argv)
+            except SystemExit:
+                pytest.fail(f"{doc.relative_to(ROOT)}: {line.strip()}")
