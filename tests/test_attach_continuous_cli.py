@@ -185,12 +185,16 @@ def _children(pid: int) -> list[int]:
 def _gone(pid: int, timeout: float = 15) -> bool:
     deadline = time.monotonic() + timeout
     st = Path(f"/proc/{pid}/stat")
-    while time.monotonic() < deadline:
+    while True:
         # gone, or a zombie of the dead parent waiting for init to reap it
-        if not st.exists() or st.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+        try:
+            if st.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except OSError:
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.1)
-    return False
 
 
 @pytest.mark.kernel
@@ -314,3 +318,35 @@ def test_a_restarted_target_is_recorded_again(tmp_path, how):
                     break
                 except OSError:
                     time.sleep(0.1)
+
+
+@pytest.mark.kernel
+def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
+    target = subprocess.Popen(["sleep", "300"])
+    port = free_port()
+    proc = None
+    try:
+        proc, err = start_continuous(["--pid", str(target.pid), "--rotate", "3",
+                                      "--out", str(tmp_path / "out")], port)
+        first = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+                 .strip().startswith("lockscope-rec")]
+        seen = wait_metric(port, "lockscope_recorder_intervals_total",
+                           lambda m: m and m[0][1] >= 2)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and first and not _gone(first[0], timeout=0):
+            time.sleep(0.2)
+        assert first and _gone(first[0], timeout=0), "the first recorder was not replaced"
+        before = metric(seen, "lockscope_recorder_intervals_total")[0][1]
+        wait_metric(port, "lockscope_recorder_intervals_total",
+                    lambda m: m and m[0][1] >= before + 2)
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+        assert proc.returncode == 0, "".join(err) + rest
+        doc = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert doc["attach"]["rotations"] >= 1 and doc["attach"]["rotate_s"] == 3
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        target.kill()
+        target.wait()

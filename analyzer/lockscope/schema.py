@@ -485,6 +485,8 @@ class AttachSettings(TypedDict, total=False):
     listen: str
     top_files: int
     recorder_starts: int        # recorders started (again after a restart of the target)
+    rotate_s: float             # --rotate: a new recorder every S seconds (0: never)
+    rotations: int
 
 
 class AttachWindow(TypedDict, total=False):

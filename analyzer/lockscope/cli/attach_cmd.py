@@ -51,6 +51,7 @@ MAX_DURATION_S = 3600.0
 DEFAULT_MAX_OVERHEAD = 2.0
 CONTINUOUS_MAX_OVERHEAD = 1.0
 DEFAULT_TOP_FILES = 50
+DEFAULT_ROTATE_S = 3600.0
 NOTES = """
 --continuous runs until SIGTERM or SIGINT (a systemd service: docs/fleet.md), holding
 the recorder's CPU under --max-overhead (default 1% there) by its duty, and serves
@@ -88,6 +89,10 @@ def add_parser(sub) -> None:
     p.add_argument("--listen", metavar="[HOST:]PORT",
                    help="with --continuous: where to serve (host default 127.0.0.1: "
                    "another address only when given; [V6]:PORT for IPv6)")
+    p.add_argument("--rotate", type=float, default=DEFAULT_ROTATE_S, metavar="S",
+                   help="with --continuous: a new recorder every S seconds, its maps empty "
+                   "(they keep an entry per thread, lock, file and stack seen; 0: never; "
+                   f"default {DEFAULT_ROTATE_S:g})")
     p.add_argument("--top-files", type=int, default=DEFAULT_TOP_FILES, metavar="N",
                    help="with --continuous: files labelled by name in the metrics and "
                    f"profiles, the rest as \"other\" (default {DEFAULT_TOP_FILES})")
@@ -146,6 +151,8 @@ def _check_continuous(args) -> None:
         raise UsageError("--continuous needs --listen [HOST:]PORT (e.g. 127.0.0.1:9433)")
     if not 1 <= args.top_files <= 1000:
         raise UsageError("--top-files must be in [1, 1000]")
+    if args.rotate != 0 and not 2 <= args.rotate <= 86400 * 7:
+        raise UsageError("--rotate must be 0 (never) or in [2, 604800] seconds")
     if not 0.1 <= args.interval <= 60:
         raise UsageError("--interval must be in [0.1, 60] seconds with --continuous")
     args.duration = MAX_DURATION_S  # only a bound for the checks below

@@ -110,7 +110,8 @@ def run_continuous(args) -> int:
             say(f"recording {target.label()} ({target.how} {target.value}) until SIGTERM or "
                 f"SIGINT; serving {server.url}/metrics, {server.url}/debug/pprof/mutex and "
                 f"/block (budget {args.max_overhead:g}% of the CPUs)")
-            ended = watch(rec, target, flag, lambda up: state.set_context(target_up=up), tick)
+            ended = watch(rec, target, flag, lambda up: state.set_context(target_up=up), tick,
+                          rotate_s=args.rotate)
             say("stopping: the recorder detaches (the exporter answers meanwhile)")
             rec.close()
     finally:
@@ -140,7 +141,8 @@ def _final(session: Session, args, target, rec: ContinuousRecorder, sampler, db_
                            "top_files": args.top_files, "interval_s": args.interval,
                            "max_overhead_pct": args.max_overhead, "duty_pct": args.duty,
                            "ended": ended, "recorder_argv": rec.argv,
-                           "recorder_starts": rec.starts},
+                           "recorder_starts": rec.starts, "rotate_s": args.rotate,
+                           "rotations": rec.rotations},
                 "db": None, "analysis": {}})
     if sampler is not None:
         doc["db"] = sampler.result()

@@ -15,11 +15,15 @@ context there). The main thread watches the target once a second:
   the exporter keeps serving until told to stop.
 
 A recorder that ends on its own (over --max-overhead with only its core probes left, or
-a failure) is started again after RESTART_BACKOFF_S. Stopping: the recorder closes its
-window and detaches while the exporter still answers (a scrape then reads the last
-snapshot), the final results.json is written when --out was given, then the exporter
-stops. A recorder whose parent dies reads EOF on stdin and detaches (SIGKILL leaves
-nothing attached).
+a failure) is started again after RESTART_BACKOFF_S. Every --rotate seconds the recorder
+is replaced by a new one: its maps keep an entry per lock, file, thread and stack seen,
+so a server that keeps making threads (a connection each) would fill them in the end;
+a new recorder starts them empty (the exporter's figures go on, cumulative).
+
+Stopping: the recorder closes its window and detaches while the exporter still
+answers (a scrape then reads the last snapshot), the final results.json is written
+when --out was given, then the exporter stops. A recorder whose parent dies reads EOF
+on stdin and detaches (SIGKILL leaves nothing attached).
 """
 
 from __future__ import annotations
@@ -100,6 +104,8 @@ class ContinuousRecorder:
         self.trace: dict | None = None       # the last window's document
         self.argv: list[str] = []
         self.starts = 0
+        self.rotations = 0
+        self.started_at = 0.0
         self.cgroup_id = _cgroup_id(target)
 
     def start(self) -> None:
@@ -119,6 +125,7 @@ class ContinuousRecorder:
         self.argv = [Path(window.argv[0]).name] + window.argv[1:]
         self.cgroup_id = _cgroup_id(self.target)
         self.starts += 1
+        self.started_at = time.monotonic()
 
     def running(self) -> bool:
         return self.window is not None and self.window.running()
@@ -214,7 +221,8 @@ def say(text: str) -> None:
 
 
 def watch(rec: ContinuousRecorder, target: Target, flag: StopFlag,
-          set_up: Callable[[bool], None], tick: Callable[[], None]) -> str:
+          set_up: Callable[[bool], None], tick: Callable[[], None],
+          rotate_s: float = 0.0) -> str:
     """The main loop until told to stop; returns how the recording ended."""
     retry_at: float | None = None
     pid_gone = False
@@ -228,8 +236,17 @@ def watch(rec: ContinuousRecorder, target: Target, flag: StopFlag,
                 say("the target exited: target_up 0; the recorder detaches, the exporter "
                     "keeps serving until SIGTERM or SIGINT")
                 rec.close()
+            elif not pid_gone and rotate_s and rec.running() and \
+                    time.monotonic() - rec.started_at >= rotate_s:
+                rec.close()     # its maps go with it
+                rec.rotations += 1
+                rec.start()
             continue
-        if rec.cgroup_changed():
+        if rotate_s and rec.running() and time.monotonic() - rec.started_at >= rotate_s:
+            rec.close()     # its maps go with it
+            rec.rotations += 1
+            retry_at = time.monotonic()
+        elif rec.cgroup_changed():
             say("the target's cgroup was made again (a restart): recording it anew")
             rec.close()
             retry_at = time.monotonic()
