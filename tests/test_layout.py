@@ -7,6 +7,7 @@ under ``run`` and ``cli``)."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -134,3 +135,11 @@ def test_the_checks_see_a_cycle_and_a_repeat():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert imports(modules())["lockscope.run.procledger"] >= {"lockscope.run.cgroups"}
+
+
+def test_the_kind_of_a_recording_is_read_in_one_place():
+    # report/forms.py picks the report's form; results.py only upgrades old attach files
+    readers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                     if re.search(r"""(get\(["']kind["']\)|\[["']kind["']\])\s*(==|!=|or)\s*"""
+                                  r"""["'](attach|sweep)["']""", p.read_text()))
+    assert readers == ["report/forms.py", "results.py"], readers

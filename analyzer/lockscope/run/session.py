@@ -7,7 +7,8 @@ finish. A command validates its arguments first, then::
     with session.interruptible():           # SIGTERM ends the body like Ctrl-C does
         ...                                 # recorder windows: recording.RecorderWindow,
         session.checkpoint()                # the one driver; after each window or point
-    return session.finish(analyze, summary, render=not args.no_report, partial=...)
+    session.finish(analyze, summary, render=not args.no_report, partial=...)
+    return 0                                # or 130 when interrupted: the command decides
 
 Hooks, in the order they run:
 
