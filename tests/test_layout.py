@@ -143,3 +143,10 @@ def test_the_kind_of_a_recording_is_read_in_one_place():
                      if re.search(r"""(get\(["']kind["']\)|\[["']kind["']\])\s*(==|!=|or)\s*"""
                                   r"""["'](attach|sweep)["']""", p.read_text()))
     assert readers == ["report/forms.py", "results.py"], readers
+
+
+def test_cgroup_membership_is_read_in_one_place():
+    readers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                     if re.search(r"""cgroup\.procs["']\)?\.read_text|rglob\(["']cgroup\.procs""",
+                                  p.read_text()))
+    assert readers == ["run/cgroups.py"], readers
