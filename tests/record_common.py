@@ -37,12 +37,14 @@ def prepare_file(path: Path, mode: str, size_mb: int) -> None:
     os.sync()
 
 
-def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: float = 30,
+def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: float = 600,
               jobs: int = 4, cwd: Path | None = None) -> subprocess.Popen:
     """4 writer threads of one process (--thread) doing random 4k writes on one file.
 
     --fallocate=none keeps a sparse file sparse (fio would preallocate it);
     --file_service_type and --norandommap keep fio from laying the file out.
+    The runtime outlasts a recorder that takes minutes to load (an emulated guest);
+    callers stop fio once they have recorded.
     """
     cmd = [fio, "--name=w", f"--filename={path}", "--rw=randwrite", "--bs=4k",
            f"--direct={0 if mode == 'buffered' else 1}", f"--numjobs={jobs}", "--thread",
