@@ -1,6 +1,7 @@
 # lockscope: two commands do all set-up on a fresh Debian 12 machine.
 #   make demo   install what is missing, build, put `lockscope` on PATH, run the main job
 #   make test   the same, then lint and type checks (make check), then the test suite
+#   make test-kernels  the kernel-test subset on other kernels under QEMU (docs/kernels.md)
 # Both are idempotent: a second run only checks and rebuilds what changed.
 
 SHELL   := /bin/bash
@@ -20,7 +21,7 @@ INFERNO_VERSION := 0.12.8
 PREFIX   ?= /usr/local
 LAUNCHER := $(DESTDIR)$(PREFIX)/bin/lockscope
 
-.PHONY: all bins proto deps install demo check test unit-test clean distclean
+.PHONY: all bins proto deps install demo check test unit-test test-kernels clean distclean
 
 all: bins
 
@@ -94,6 +95,10 @@ test: deps bins install check
 
 unit-test: check
 	$(PY) -m pytest tests -m "not kernel" -n auto
+
+# The kernel matrix: fetches (and caches) the pinned kernels, boots each, judges the results.
+test-kernels: deps bins
+	$(PY) tools/kernels/run-matrix $(MATRIX_ARGS)
 
 clean:
 	$(MAKE) -C bpf clean

@@ -1,0 +1,37 @@
+"""What the kernel matrix expects of each kernel: the one place for known gaps.
+
+``missing``: the core groups the kernel cannot load, each with why (what docs/kernels.md
+says it lacks); the matrix fails when the measurement differs either way, so doctor and
+the docs cannot drift from the kernel. ``gaps``: checks known to fail on that kernel,
+each with why; every other check must pass. A gap that closes is reported (remove it
+here), and it does not fail the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CORE_GROUPS = ("lock", "dio", "sched", "syscalls", "block")
+
+
+@dataclass(frozen=True)
+class Expect:
+    missing: dict[str, str] = field(default_factory=dict)   # core group -> why it cannot load
+    gaps: dict[str, str] = field(default_factory=dict)      # check -> why it fails there
+
+
+NO_DIO_EVENTS = ("iomap:iomap_dio_rw_begin is not in this kernel (BTF or tracefs): "
+                 "fs/iomap/trace.h gained its direct-I/O events in 6.5 (3fd41721cd5c)")
+
+EXPECTED: dict[str, Expect] = {
+    "6.12.117+deb12-amd64": Expect(),
+    "6.1.0-56-amd64": Expect(missing={"dio": NO_DIO_EVENTS}),
+    "5.10.0-32-amd64": Expect(missing={
+        "lock": "lock:contention_begin/end are not in this kernel (include/trace/events/"
+                "lock.h has them from 5.19)",
+        "dio": NO_DIO_EVENTS,
+        "sched": "the verifier refuses the programs (EINVAL; tp_btf: EACCES)",
+        "syscalls": "the verifier refuses the programs (EINVAL)",
+        "block": "the verifier refuses the programs (EINVAL)",
+    }),
+}

@@ -1,0 +1,192 @@
+"""Judge one matrix guest's outputs (written by guest-run) against independent looks and
+against expectations.py. Pure reading: run-matrix boots, this says what held."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from expectations import CORE_GROUPS, EXPECTED
+
+# the kernel-test subset guest-run runs, by the check name the matrix reports
+TESTS = {
+    "test_ext4_sparse_direct_writes_wait_on_i_rwsem": "i_rwsem_ext4_sparse",
+    "test_xfs_sparse_direct_writes_do_not_wait_on_i_rwsem": "i_rwsem_xfs_none",
+    "test_write_classes_match_fiemap[unaligned-fallocated-ext4]": "dio_classes_unaligned_prealloc",
+}
+OOPS = re.compile(r"^.*\b(?:Oops|BUG:|Kernel panic|general protection fault).*$", re.M)
+
+
+def _json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def steps(out: Path) -> dict[str, tuple[int, float]]:
+    got = {}
+    try:
+        lines = (out / "steps").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3:
+            got[parts[0]] = (int(parts[1]), float(parts[2]))
+        elif parts == ["done"]:
+            got["done"] = (0, 0.0)
+    return got
+
+
+LARGE_SHARE = 0.15   # of thread time: a lock the verdict is about (tests use the same)
+
+
+def sweep_findings(results: Path) -> dict[str, dict] | None:
+    """Per filesystem, what a sweep's verdict rests on and what does not depend on the
+    CPUs: the inode lock that took a large share of thread time at the top thread count
+    (or None) and the causes the DIO write classes give. The verdict's kind is kept for
+    the record: whether throughput scales from 1 to 2 threads is a property of the CPUs
+    (an emulated single vCPU does not scale what two real CPUs do), so it is not compared."""
+    doc = _json(results)
+    if not isinstance(doc, dict):
+        return None
+    got = {}
+    for fs, a in (doc.get("analysis") or {}).items():
+        if not isinstance(a, dict) or "verdict" not in a:
+            continue
+        top = str(max((p["threads"] for p in a.get("points") or []), default=0))
+        big = [lk for lk in a.get("locks") or [] if lk.get("inode")
+               and (lk.get("share_by_threads") or {}).get(top, 0) >= LARGE_SHARE]
+        got[fs] = {"inode_lock": max(big, key=lambda lk: lk["share_by_threads"][top])["kind"]
+                   if big else None,
+                   "causes": sorted({c["reason"] for c in a.get("causes") or []}),
+                   "verdict": (a["verdict"] or {}).get("kind")}
+    return got
+
+
+def same_findings(guest: dict | None, host: dict) -> bool:
+    keys = ("inode_lock", "causes")
+    return guest is not None and set(guest) == set(host) and all(
+        guest[fs][k] == host[fs][k] for fs in host for k in keys)
+
+
+def _usable(g: dict) -> bool:
+    """On, or not needed: another filesystem's group, or one another group stands in
+    for (its row's reason says which and what is lost)."""
+    return bool(g.get("enabled") or g.get("not_needed"))
+
+
+def _doctor_checks(listing: list[dict], doctor: dict, rc: int, events: set[str]) -> dict:
+    """Doctor's JSON against the recorder's own listing and against tracefs."""
+    lines = {c["name"]: c for c in doctor.get("checks", [])}
+    wrong = []
+    for g in listing:
+        line = lines.get(g["name"])
+        if line is None or line["available"] is not _usable(g):
+            wrong.append(f"{g['name']}: listing enabled={g['enabled']}, doctor says "
+                         f"{line and line['available']}")
+        elif not _usable(g) and g["name"] in CORE_GROUPS and not (
+                line["required"] and line["detail"] and line["consequence"]):
+            wrong.append(f"{g['name']}: missing core group not named as required with a reason")
+    core_on = all(_usable(g) for g in listing if g["name"] in CORE_GROUPS)
+    if doctor.get("ok") and not core_on:
+        wrong.append("doctor ok although a core group is missing")
+    if rc != (0 if doctor.get("ok") else 1):
+        wrong.append(f"doctor exit status {rc} with ok={doctor.get('ok')}")
+    for c in doctor.get("checks", []):
+        if c["category"] == "tracepoint" and c["name"] in events and not c["available"]:
+            wrong.append(f"{c['name']} is in tracefs but doctor says missing")
+    return {"ok": not wrong, "detail": "; ".join(wrong) or
+            f"{len(listing)} groups agree with --list-features; ok={doctor.get('ok')}"}
+
+
+def judge(out: Path, host_findings: dict[str, dict]) -> dict:
+    """The kernel's result document: measured groups, every check, and the verdict."""
+    release = (out / "release").read_text().strip() if (out / "release").exists() else "?"
+    expect = EXPECTED.get(release)
+    st = steps(out)
+    checks: dict[str, dict] = {}
+    # the guest's dmesg, or its console (vng --verbose) when it died before writing one
+    oops = []
+    for log in ("dmesg", "console"):
+        if (out / log).exists():
+            oops = oops or OOPS.findall((out / log).read_text(errors="replace"))
+    checks["guest_ran"] = {"ok": "done" in st and not oops,
+                           "detail": "; ".join(oops[:3]) or
+                           ("all steps ran" if "done" in st else "the guest did not finish")}
+
+    doc = _json(out / "list_features.out")
+    listing = doc.get("groups") if isinstance(doc, dict) else None
+    groups = {g["name"]: g for g in listing or []}
+    missing = {g: (groups[g].get("reason") or "off") if g in groups else "not listed"
+               for g in CORE_GROUPS if not _usable(groups.get(g, {}))}
+    want = expect.missing if expect else {}
+    checks["core_groups"] = {
+        "ok": listing is not None and set(missing) == set(want),
+        "detail": (f"missing {sorted(missing)}, expected missing {sorted(want)}"
+                   if listing is not None else "no listing: "
+                   + (out / "list_features.err").read_text(errors="replace")[-300:]
+                   if (out / "list_features.err").exists() else "no listing")}
+
+    doctor = _json(out / "doctor.out")
+    events = set((out / "tracefs-events").read_text().split()) if (
+        out / "tracefs-events").exists() else set()
+    if isinstance(doctor, dict) and listing is not None:
+        checks["doctor_matches_listing"] = _doctor_checks(
+            listing, doctor, st.get("doctor", (-1, 0))[0], events)
+    else:
+        checks["doctor_matches_listing"] = {"ok": False, "detail": "no doctor JSON or listing"}
+
+    outcomes = junit(out / "junit.xml")
+    for test, name in TESTS.items():
+        got = outcomes.get(test)
+        checks[name] = {"ok": got == "passed", "detail": got or "did not run"}
+
+    findings = sweep_findings(out / "sweep" / "results.json")
+    checks["sweep_findings"] = {
+        "ok": same_findings(findings, host_findings),
+        "detail": f"{findings} (this host: {host_findings})"}
+
+    gaps = expect.gaps if expect else {}
+    failed = [n for n, c in checks.items() if not c["ok"] and n not in gaps]
+    closed = [n for n in gaps if checks.get(n, {}).get("ok")]
+    for n, c in checks.items():
+        c["known_gap"] = gaps.get(n)
+    return {
+        "release": release,
+        "expected": expect is not None,
+        "cpus": int((out / "cpus").read_text()) if (out / "cpus").exists() else None,
+        "steps": {k: {"rc": v[0], "seconds": v[1]} for k, v in st.items() if k != "done"},
+        "groups": {n: {"enabled": g.get("enabled"), "attach": g.get("attach"),
+                       "not_needed": g.get("not_needed"), "reason": g.get("reason")}
+                   for n, g in groups.items()},
+        "core_missing": missing,
+        "doctor_ok": doctor.get("ok") if isinstance(doctor, dict) else None,
+        "sweep_findings": findings,
+        "checks": checks,
+        "failed": failed if expect else ["no expectations for this kernel"],
+        "gaps_closed": closed,
+        "pass": bool(expect) and not failed,
+    }
+
+
+def junit(path: Path) -> dict[str, str]:
+    """test name -> passed / failed / error / skipped, from pytest's --junitxml."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    got = {}
+    for case in root.iter("testcase"):
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed"}.get(child.tag, child.tag)
+                msg = (child.get("message") or "").splitlines()
+                if msg:
+                    outcome += ": " + msg[0][:200]
+        got[case.get("name", "?")] = outcome
+    return got
