@@ -162,6 +162,7 @@ class OffcpuRecord(TypedDict, total=False):
 class SyscallEntry(TypedDict, total=False):
     name: str
     count: int
+    timed: int  # calls timed (a sample for the write family); total_ns is theirs
     total_ns: int
     max_ns: int
     hist_log2_ns: list[int]

@@ -723,11 +723,18 @@ static void write_syscalls(struct rec_session *s, struct json_out *j)
 	json_key(j, "syscalls");
 	json_begin_array(j);
 	for (i = 0; i < REC_TIMED_SYSCALLS; i++) {
-		if (s->in_series && !s->data.syscalls[i].count)
+		const struct syscall_stat *c = &s->data.syscalls[i];
+
+		if (s->in_series && !c->calls)
 			continue;
 		json_begin_object(j);
 		json_string(j, "name", session_syscall_names[i]);
-		json_lat(j, NULL, &s->data.syscalls[i]);
+		/* every call counted; the times are of the timed ones */
+		json_uint(j, "count", c->calls);
+		json_uint(j, "timed", c->lat.count);
+		json_uint(j, "total_ns", c->lat.total_ns);
+		json_uint(j, "max_ns", c->lat.max_ns);
+		json_hist(j, c->lat.hist);
 		json_end_object(j);
 	}
 	json_end_array(j);

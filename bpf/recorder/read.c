@@ -196,6 +196,45 @@ static int read_block(struct record_bpf *skel, struct rec_data *d)
 	return err;
 }
 
+/* The per-file buffered-write slots (kern/io.bpf.inc buffered_add), added
+ * to each file's dio entry; a file without one gets one. */
+static int read_buffered(struct record_bpf *skel, struct rec_data *d)
+{
+	int fd = bpf_map__fd(skel->maps.buf_counts), err = 0;
+	__u64 n = __atomic_load_n(&skel->bss->buf_next, __ATOMIC_RELAXED);
+	struct buf_count c;
+	__u32 i;
+	size_t j;
+
+	for (i = 0; i < n && i < REC_BUF_SLOTS && !err; i++) {
+		struct inode_key k = skel->bss->buf_files[i];
+		struct rec_dio *e = NULL;
+
+		if (!k.ino && !k.dev)
+			continue; /* a slot given up in a race (buf_slot_of) */
+		err = read_percpu_elem(fd, &i, &c, sizeof(c), &sum_reduce);
+		if (err || !c.count)
+			continue;
+		for (j = 0; j < d->nr_dio && !e; j++)
+			if (d->dio[j].k.ino == k.ino && d->dio[j].k.dev == k.dev)
+				e = &d->dio[j];
+		if (!e) {
+			struct rec_dio *na = realloc(d->dio, (d->nr_dio + 1) * sizeof(*na));
+
+			if (!na)
+				return -ENOMEM;
+			d->dio = na;
+			e = &d->dio[d->nr_dio++];
+			memset(e, 0, sizeof(*e));
+			e->k.ino = k.ino;
+			e->k.dev = k.dev;
+		}
+		e->v.count[DC_BUFFERED] += c.count;
+		e->v.bytes[DC_BUFFERED] += c.bytes;
+	}
+	return err;
+}
+
 int read_maps(struct record_bpf *skel, struct rec_data *d)
 {
 	int fd = bpf_map__fd(skel->maps.syscall_stats), err = 0;
@@ -207,6 +246,7 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP(tasks, struct rec_task, tasks);
 	err = err ?: DUMP_PERCPU(offcpu, struct rec_offcpu, offcpu, &sum_reduce);
 	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);
+	err = err ?: read_buffered(skel, d);
 	err = err ?: read_block(skel, d);
 	err = err ?: DUMP_PERCPU(jbd2_handles, struct rec_handle, handles, &sum_reduce);
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);

@@ -32,7 +32,7 @@ struct rec_data {
 	REC_ARRAY(struct rec_block, block);
 	REC_ARRAY(struct rec_handle, handles);
 	REC_ARRAY(struct rec_commit, commits);
-	struct lat_stat syscalls[REC_NR_SYSCALLS];
+	struct syscall_stat syscalls[REC_NR_SYSCALLS];
 	__u64 tallies[NR_TALLIES];  /* by enum rec_drop, then enum rec_count */
 	struct rec_holders holders;
 };

@@ -145,6 +145,19 @@ struct lat_stat {
 	__u64 hist[REC_HIST_SLOTS];
 };
 
+/* A followed system call: every call counted, the write family's timed
+ * on a sample of calls (lat covers the timed ones; kern/io.bpf.inc). */
+struct syscall_stat {
+	struct lat_stat lat;
+	__u64 calls;
+};
+
+/* Buffered writes of one file slot (kern/io.bpf.inc, buffered_add). */
+struct buf_count {
+	__u64 count;
+	__u64 bytes;
+};
+
 struct dio_val {
 	__u64 count[DC_MAX];
 	__u64 bytes[DC_MAX];
@@ -280,6 +293,7 @@ struct task_val {
 	__u32 sys_dev;         /* regular file written without O_DIRECT, or synced */
 	__u32 sys_net;         /* the fd written is a socket or pipe */
 	__u32 sys_dsync;       /* the fd written is O_DSYNC/O_SYNC: a durability write */
+	__u64 sys_phase;       /* observe_start_ns at entry (begun_in_view of an untimed call) */
 	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
 	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;
@@ -293,6 +307,8 @@ struct task_val {
 	__u32 sys_file_buffered;
 	__u32 sys_file_net;
 	__u32 sys_file_dsync;
+	__u32 sys_file_buf;    /* its buf_counts slot; REC_BUF_NONE until its first buffered write */
+	__u32 sys_file_pad;
 	/* stacks of the last lock wait at the same place */
 	struct stack_memo lock_memo;
 };
@@ -319,6 +335,11 @@ struct spin_slot {
  * from the device number by linear probing, at most REC_BLOCK_PROBES. */
 #define REC_BLOCK_SLOT_BITS 7
 #define REC_BLOCK_SLOTS (1u << REC_BLOCK_SLOT_BITS)
+/* Files whose buffered writes are summed in buf_counts (more are counted
+ * in dio_stats directly), and one write-family call in this many is timed. */
+#define REC_BUF_SLOTS 256
+#define REC_WRITE_TIME_EVERY 8
+#define REC_BUF_NONE 0xffffffffu
 #define REC_BLOCK_PROBES 8
 #define REC_BLOCK_USED (1ULL << 32)
 

@@ -72,6 +72,7 @@ def _syscall_counts(section: TraceSection) -> dict[str, SyscallEntry]:
         if e["name"] in out:
             prev = out[e["name"]]
             e = {**prev, "count": prev.get("count", 0) + e.get("count", 0),
+                 "timed": prev.get("timed", 0) + e.get("timed", 0),
                  "total_ns": prev.get("total_ns", 0) + e.get("total_ns", 0)}
         out[e["name"]] = e
     return out

@@ -184,7 +184,10 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
     _dio(iv, names, d)
     for e in iv.get("syscalls") or []:
         if e.get("name"):
-            _add(d.syscalls, e["name"], int(e.get("count", 0)), int(e.get("total_ns", 0)))
+            count, ns, timed = int(e.get("count", 0)), int(e.get("total_ns", 0)), e.get("timed")
+            if timed:  # the write family is timed on a sample of its calls: scaled to all
+                ns = ns * count // int(timed)
+            _add(d.syscalls, e["name"], count, ns)
     ov = iv.get("overhead") or {}
     d.bpf_ns = int(ov.get("bpf_ns") or 0)
     d.user_cpu_ns = int(ov.get("user_cpu_ns") or 0)
