@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,36 +21,18 @@ sys.path.insert(0, str(ROOT / "analyzer"))
 
 from lockscope.run.loopfs import LoopFilesystem, make_loopfs  # noqa: E402
 
+from lockscope_cli import LOCKSCOPE, Lockscope  # noqa: E402
+
+__all__ = ["LOCKSCOPE", "Lockscope"]
+
 KERNEL_TESTS_REQUIRED = os.environ.get("LOCKSCOPE_KERNEL_TESTS") == "1"
 
 
-class Lockscope:
-    """``python -m lockscope`` from this checkout, as the tests start it: ``run`` waits
-    for it (output captured as text), ``start`` returns the running process."""
-
-    argv = [sys.executable, "-m", "lockscope"]
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"), **extra)
-
-    def run(self, *args: object, timeout: float = 300, env: dict | None = None,
-            **kw) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv + [str(a) for a in args], capture_output=True,
-                              text=True, timeout=timeout, env=env or self.env(), **kw)
-
-    def start(self, *args: object, env: dict | None = None, **kw) -> subprocess.Popen:
-        kw.setdefault("stdout", subprocess.PIPE)
-        kw.setdefault("stderr", subprocess.PIPE)
-        return subprocess.Popen(self.argv + [str(a) for a in args], text=True,
-                                env=env or self.env(), **kw)
-
-
-LOCKSCOPE = Lockscope()
 
 
 @pytest.fixture
 def lockscope_cli() -> Lockscope:
-    """The one way a test starts the lockscope command (see ``Lockscope``)."""
+    """The one way a test starts the lockscope command (lockscope_cli.Lockscope)."""
     return LOCKSCOPE
 
 

@@ -19,15 +19,14 @@ Figures, over the steady part (after the first WARMUP of the run):
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from lockscope_cli import LOCKSCOPE
 from record_common import prepare_file, start_fio, wait_threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,11 +152,11 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
     path = work / "soak.dat"
     prepare_file(path, "overwrite", 128)
     load = start_fio(fio, path, "overwrite", 128, runtime=seconds + 120)
-    cmd = [sys.executable, "-m", "lockscope", "attach", "--continuous", "--pid",
-           str(load.pid), "--listen", f"127.0.0.1:{port}"]
+    cmd = LOCKSCOPE.argv + ["attach", "--continuous", "--pid", str(load.pid), "--listen",
+                            f"127.0.0.1:{port}"]
     if max_overhead is not None:
         cmd += ["--max-overhead", f"{max_overhead:g}"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    env = LOCKSCOPE.env()
     proc: subprocess.Popen | None = None
     try:
         wait_threads(load.pid, 5)
