@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import LOCKSCOPE, ROOT
 
 sys.path.insert(0, str(ROOT / "tools" / "kernels"))
 
@@ -26,9 +26,7 @@ def test_the_matrix_judge_agrees_with_doctor_here_and_catches_a_lie(tmp_path):
     bins = ROOT / "build" / "bin"
     listing = json.loads(subprocess.run([str(bins / "lockscope-record"), "--list-features"],
                                         capture_output=True, text=True).stdout)["groups"]
-    res = subprocess.run([sys.executable, "-m", "lockscope", "doctor", "--json"],
-                         capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT / "analyzer")))
+    res = LOCKSCOPE.run("doctor", "--json")
     doctor = json.loads(res.stdout)
     systems = [s for s in os.listdir(TRACEFS) if os.path.isdir(f"{TRACEFS}/{s}")]
     events = {f"{s}:{e}" for s in systems for e in os.listdir(f"{TRACEFS}/{s}")
