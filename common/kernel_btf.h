@@ -12,11 +12,22 @@ struct btf;
 
 #define KERNEL_BTF_MAX_MODS 128
 
+/* The names of the kinds asked about (typedefs, functions), hashed once:
+ * libbpf's btf__find_by_name_kind() walks every type per call, and a
+ * module's split BTF walks vmlinux's again, which takes seconds for the
+ * loader's few hundred questions on a slow (emulated) machine. */
+struct kernel_btf_name {
+	const char *name;
+	int kind;
+};
+
 struct kernel_btf {
 	struct btf *vmlinux;        /* NULL: the kernel has no BTF */
 	struct btf *mods[KERNEL_BTF_MAX_MODS];
 	int nr_mods;
 	bool mods_loaded;           /* modules are parsed on the first miss */
+	struct kernel_btf_name *names; /* open addressing, names_mask + 1 slots */
+	unsigned int names_mask, nr_names;
 };
 
 void kernel_btf_open(struct kernel_btf *k);

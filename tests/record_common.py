@@ -39,7 +39,9 @@ def prepare_file(path: Path, mode: str, size_mb: int) -> None:
 
 def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: float = 600,
               jobs: int = 4, cwd: Path | None = None) -> subprocess.Popen:
-    """4 writer threads of one process (--thread) doing random 4k writes on one file.
+    """4 writer threads of one process (--thread) doing random 4k writes on one file,
+    until stop(): the runtime only outlives a recorder's start, which takes tens of
+    seconds on an emulated (TCG) machine.
 
     --fallocate=none keeps a sparse file sparse (fio would preallocate it);
     --file_service_type and --norandommap keep fio from laying the file out.

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "record.h"
 #include "record.skel.h"
+#include "alternatives.h"
 #include "holder.h"
 #include "kernel_btf.h"
 #include "fsdetect.h"
@@ -44,8 +45,9 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_LOCK] = { "lock", { "lock:contention_begin", "lock:contention_end" },
 		{ "contention_begin", "contention_end" }, TRACEPOINT_KINDS, false,
 		"no lock waits at all", NULL },
+	/* fentry, kprobe: on the functions the tracepoints fire in (alternatives.c) */
 	[GROUP_DIO] = { "dio", { "iomap:iomap_dio_rw_begin", "iomap:iomap_dio_complete" },
-		{ "dio_rw_begin", "dio_complete" }, TRACEPOINT_KINDS, false,
+		{ "dio_rw_begin", "dio_complete" }, TRACEPOINT_KINDS | K(FENTRY) | K(KPROBE), false,
 		"no DIO write classes, counts or latency; i_rwsem not learned from direct I/O", NULL },
 	[GROUP_DIO_MAP] = { "dio_map", { "iomap:iomap_iter_dstmap" }, { "dstmap" },
 		TRACEPOINT_KINDS, false, "DIO writes not classified as hole/unwritten/mapped", NULL },
@@ -146,44 +148,55 @@ static bool tracefs_event(const char *sys, const char *event)
 	return access(path, R_OK) == 0;
 }
 
+/* Text symbols as "\nname\n..." (a module's with its " [mod]" cut off),
+ * read once; parsed by hand: sscanf per line of the ~200000 takes seconds
+ * on a slow (emulated) machine. */
+static char *read_text_symbols(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	size_t cap = 1 << 22, len = 1;
+	char *out = malloc(cap), line[512];
+
+	if (!f || !out) {
+		if (f)
+			fclose(f);
+		free(out);
+		return NULL;
+	}
+	out[0] = '\n';
+	while (fgets(line, sizeof(line), f)) {
+		/* "ADDR T NAME[\t[MOD]]\n" */
+		char *type = strchr(line, ' '), *name, *end;
+		size_t n;
+
+		if (!type || (type[1] != 't' && type[1] != 'T') || type[2] != ' ')
+			continue;
+		name = type + 3;
+		end = name + strcspn(name, "\t\n ");
+		n = end - name;
+		if (len + n + 2 > cap) {
+			char *nb = realloc(out, cap * 2);
+
+			if (!nb)
+				break;
+			out = nb;
+			cap *= 2;
+		}
+		memcpy(out + len, name, n);
+		len += n;
+		out[len++] = '\n';
+	}
+	out[len] = 0;
+	fclose(f);
+	return out;
+}
+
 static bool kallsyms_has(struct kernel_view *v, const char *name)
 {
 	char needle[160];
 
-	if (!v->kallsyms) {
-		FILE *f = fopen("/proc/kallsyms", "re");
-		size_t cap = 1 << 20, len = 1;
-		char line[512];
-
-		v->kallsyms = malloc(cap);
-		if (!f || !v->kallsyms) {
-			if (f)
-				fclose(f);
-			return false;
-		}
-		v->kallsyms[0] = '\n';
-		while (fgets(line, sizeof(line), f)) {
-			char type, sym[256];
-			size_t n;
-
-			if (sscanf(line, "%*s %c %255s", &type, sym) != 2 || (type != 't' && type != 'T'))
-				continue;
-			n = strlen(sym);
-			if (len + n + 2 > cap) {
-				char *nb = realloc(v->kallsyms, cap * 2);
-
-				if (!nb)
-					break;
-				v->kallsyms = nb;
-				cap *= 2;
-			}
-			memcpy(v->kallsyms + len, sym, n);
-			len += n;
-			v->kallsyms[len++] = '\n';
-		}
-		v->kallsyms[len] = 0;
-		fclose(f);
-	}
+	if (!v->kallsyms && !(v->kallsyms = read_text_symbols()))
+		return false;
 	snprintf(needle, sizeof(needle), "\n%s\n", name);
 	return strstr(v->kallsyms, needle) != NULL;
 }
@@ -201,15 +214,15 @@ static void view_free(struct kernel_view *v)
 	free(v->kallsyms);
 }
 
-/* Whether kind can attach every tracepoint (or function) of group g; if
- * not, why. */
-static bool kind_available(struct kernel_view *v, const struct rec_group_def *g, int kind,
-			   char *why, size_t len)
+/* Whether kind can attach every tracepoint (or function) group g needs
+ * with it; if not, why. */
+static bool kind_available(struct kernel_view *v, int g, int kind, char *why, size_t len)
 {
+	const char *const *needs = alternatives_needs(g, kind);
 	int i;
 
-	for (i = 0; i < GROUP_MAX_TPS && g->tracepoints[i]; i++) {
-		const char *tp = g->tracepoints[i], *colon = strchr(tp, ':');
+	for (i = 0; i < GROUP_MAX_TPS && needs[i]; i++) {
+		const char *tp = needs[i], *colon = strchr(tp, ':');
 		char sys[64] = "";
 		const char *event = colon ? colon + 1 : tp;
 
@@ -344,38 +357,42 @@ static void mark_failed(struct rec_group_state *st, int kind, const char *stage,
 	snprintf(st->why[kind], sizeof(st->why[kind]), "%s failed: %s", stage, strerror(err));
 }
 
-/* An optional extra is tried alone (its program only, tiny maps) before it
- * joins the real object: on kernels without kprobes or fentry this costs a
- * small load instead of a reload of everything. */
-static int try_alone(const struct rec_group_def *g, int kind, const char **stage)
+/* A group on functions (fentry, kprobe: an optional extra, or a
+ * fallback where tracepoints are missing) is tried alone (its programs
+ * only, tiny maps) before it joins the real object: on kernels without
+ * kprobes or fentry this costs a small load instead of a reload of
+ * everything. */
+static int try_alone(int g, int kind, const char **stage)
 {
+	struct bpf_program *prog;
 	struct bpf_map *map;
 	struct bpf_link *link;
 	struct record_bpf *skel;
-	char prog_name[128];
-	int i, err = 0;
+	int k, err;
 
 	skel = record_bpf__open();
 	*stage = "open";
 	if (!skel)
 		return -errno;
 	bpf_object__for_each_map(map, skel->obj) {
-		if (bpf_map__type(map) == BPF_MAP_TYPE_TASK_STORAGE) /* no extra uses one */
+		if (bpf_map__type(map) == BPF_MAP_TYPE_TASK_STORAGE) /* no such group uses one */
 			bpf_map__set_autocreate(map, false);
 		else if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY &&
 			 bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_ARRAY &&
 			 bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) /* a ring is pages */
 			bpf_map__set_max_entries(map, 1);
 	}
-	for (i = 0; i < GROUP_MAX_TPS && g->progs[i] && !err; i++) {
-		snprintf(prog_name, sizeof(prog_name), "%s%s", g->progs[i], suffixes[kind]);
-		choose_programs(skel, NULL, prog_name);
-		*stage = "load";
-		err = record_bpf__load(skel);
-		if (err)
-			break;
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, probe_prog_group(bpf_program__name(prog), &k) == g &&
+					  k == kind);
+	*stage = "load";
+	err = record_bpf__load(skel);
+	if (!err)
 		*stage = "attach";
-		link = bpf_program__attach(bpf_object__find_program_by_name(skel->obj, prog_name));
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (err || !bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
 		err = link ? 0 : -errno;
 		bpf_link__destroy(link);
 	}
@@ -550,9 +567,11 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 				snprintf(st->why[k], sizeof(st->why[k]), "not in --attach-kinds");
 				continue;
 			}
-			if (!kind_available(v, def, k, st->why[k], sizeof(st->why[k])))
+			if (!kind_available(v, g, k, st->why[k], sizeof(st->why[k])))
 				continue;
-			if (def->extra && (err = try_alone(def, k, &stage))) {
+			/* functions: refused on kernels without kprobes or fentry */
+			if ((def->extra || k == ATTACH_FENTRY || k == ATTACH_KPROBE) &&
+			    (err = try_alone(g, k, &stage))) {
 				mark_failed(st, k, stage, -err);
 				continue;
 			}
@@ -1051,11 +1070,14 @@ void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 		json_end_array(j);
 		json_key(j, "tracepoints");
 		json_begin_array(j);
-		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events())
+		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events()) {
 			json_syscall_events(j);
-		else
-			for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
-				json_value_string(j, def->tracepoints[i]);
+		} else {
+			const char *const *used = alternatives_needs(g, st->attach >= 0 ? st->attach : 0);
+
+			for (i = 0; i < GROUP_MAX_TPS && used[i]; i++)
+				json_value_string(j, used[i]);
+		}
 		json_end_array(j);
 		if (st->reason[0])
 			json_string(j, "reason", st->reason);
