@@ -12,8 +12,8 @@ static const struct rec_alternative rows[] = {
 	  "fs/iomap/direct-io.c: trace_iomap_dio_rw_begin() is the first statement of "
 	  "__iomap_dio_rw() with its kiocb and iov_iter, and trace_iomap_dio_complete() is in "
 	  "iomap_dio_complete(struct iomap_dio *) with dio->iocb and dio->error (tracepoints "
-	  "from v6.3); both functions are exported with those arguments from v5.10 "
-	  "(btrfs calls them apart), and iomap_dio_rw() calls one then the other" },
+	  "from v6.5, 3fd41721cd5c); both functions are exported with those arguments from "
+	  "v5.10, and iomap_dio_rw() calls one then the other" },
 };
 
 const char *const *alternatives_needs(int g, int kind)
