@@ -107,6 +107,11 @@ static const struct opt_def defs[] = {
 	  "auto with --pid, else all" },
 	{ "attach-kinds", 0, "KIND[,KIND...]", OK_STRING, F(attach_kinds), 0, 0, 0, false,
 	  "attach kinds that may be used, from tp_btf,raw_tp,tracepoint,fentry,kprobe", "all" },
+	{ "lock-source", 0, "SOURCE", OK_STRING, F(lock_source), 0, 0, 0, false,
+	  "where lock waits come from: tracepoint (lock:contention_begin/end, probe group "
+	  "'lock'), slowpath (fentry/kprobe on the rwsem and mutex slow paths, probe group "
+	  "'lock_slowpath'), or auto: the tracepoints, and the slow paths only on kernels "
+	  "without them", "auto" },
 	{ "max-overhead", 0, "PCT", OK_DOUBLE, F(max_overhead_pct), 2, 0, 100, false,
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
 	  "went over it, lower --duty (down to 10%), then shed user stacks, then all stacks, then "

@@ -36,6 +36,7 @@ struct rec_opts {
 	const char *disable;        /* comma-separated group names */
 	const char *attach_kinds;   /* comma-separated attach kinds allowed */
 	const char *fs;             /* --fs: all, auto or filesystem types; NULL = default */
+	const char *lock_source;    /* --lock-source: auto (NULL), tracepoint or slowpath */
 	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
 	unsigned int duty_pct;      /* programs attached this % of each duty period */
 	unsigned int duty_period_ms;

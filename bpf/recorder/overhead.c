@@ -22,7 +22,7 @@
  * i_rwsem addresses it learns), per-thread time. */
 bool overhead_group_core(int g)
 {
-	return g == GROUP_LOCK || g == GROUP_DIO || g == GROUP_SCHED;
+	return g == GROUP_LOCK || g == GROUP_LOCK_SLOWPATH || g == GROUP_DIO || g == GROUP_SCHED;
 }
 
 static bool sysctl_on(void)

@@ -38,13 +38,27 @@ const char *const probe_attach_names[NR_ATTACH] = {
 	"tp_btf", "raw_tp", "tracepoint", "fentry", "kprobe",
 };
 
-/* Program name suffix per kind, as named in the kern/ fragments. */
+/* Program name suffix per kind, as named in the kern/ fragments; the
+ * function-return programs of a kind have their own. */
 static const char *const suffixes[NR_ATTACH] = { "_btf", "_raw", "_tp", "_fentry", "_kprobe" };
+static const char *const exit_suffixes[NR_ATTACH] = { NULL, NULL, NULL, "_fexit", "_kretprobe" };
 
 const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_LOCK] = { "lock", { "lock:contention_begin", "lock:contention_end" },
 		{ "contention_begin", "contention_end" }, TRACEPOINT_KINDS, false,
 		"no lock waits at all", NULL },
+	/* Where lock:contention_* are absent (before 5.19): the sleeping locks'
+	 * slow paths, entered only when the fast path found the lock taken
+	 * (kernel/locking/rwsem.c rwsem_down_write_slowpath and
+	 * rwsem_down_read_slowpath, from 5.3; kernel/locking/mutex.c
+	 * __mutex_lock_slowpath and its killable and interruptible twins, from
+	 * 4.10). kern/lock_slowpath.bpf.inc. */
+	[GROUP_LOCK_SLOWPATH] = { "lock_slowpath", { "rwsem_down_write_slowpath",
+		"rwsem_down_read_slowpath", "__mutex_lock_slowpath", "__mutex_lock_killable_slowpath",
+		"__mutex_lock_interruptible_slowpath" },
+		{ "rwsem_write_wait", "rwsem_read_wait", "mutex_wait", "mutex_killable_wait",
+		  "mutex_intr_wait" }, K(FENTRY) | K(KPROBE), false,
+		"no lock waits at all", NULL, "lock" },
 	/* fentry, kprobe: on the functions the tracepoints fire in (alternatives.c) */
 	[GROUP_DIO] = { "dio", { "iomap:iomap_dio_rw_begin", "iomap:iomap_dio_complete" },
 		{ "dio_rw_begin", "dio_complete" }, TRACEPOINT_KINDS | K(FENTRY) | K(KPROBE), false,
@@ -285,7 +299,8 @@ int probe_prog_group(const char *name, int *kind)
 			if (strncmp(name, probe_groups[g].progs[i], n))
 				continue;
 			for (k = 0; k < NR_ATTACH; k++) {
-				if (!strcmp(name + n, suffixes[k])) {
+				if (!strcmp(name + n, suffixes[k]) ||
+				    (exit_suffixes[k] && !strcmp(name + n, exit_suffixes[k]))) {
 					*kind = k;
 					return g;
 				}
@@ -349,6 +364,38 @@ static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v
 	prog = bpf_object__find_program_by_name(p->skel->obj, name);
 	if (prog)
 		bpf_program__set_autoload(prog, false);
+}
+
+/* Parameters of a function prototype in kernel BTF: of a FUNC, or of the
+ * function pointer a typedef names (btf_trace_EVENT); -1 when not found. */
+static int func_params(struct kernel_view *v, const char *name, int kind)
+{
+	const struct btf *b = v->btf.vmlinux;
+	int id = b ? btf__find_by_name_kind(b, name, kind) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(b, id) : NULL;
+
+	if (t && kind == BTF_KIND_TYPEDEF) {
+		t = btf__type_by_id(b, t->type);
+		t = t && btf_is_ptr(t) ? btf__type_by_id(b, t->type) : NULL;
+	} else if (t) {
+		t = btf__type_by_id(b, t->type);
+	}
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
+}
+
+/* Shapes that differ between kernels and that a program must know before
+ * load: sched_switch's prev_state argument (from 5.18; the handler has the
+ * typedef's leading void * too) and rwsem_down_read_slowpath's count
+ * argument (kernel/locking/rwsem.c, from 5.13). */
+static void set_kernel_shapes(struct rec_probe *p, struct kernel_view *v)
+{
+	int n = func_params(v, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+
+	if (n >= 0)
+		p->skel->rodata->switch_state_arg = n >= 5;
+	n = func_params(v, "rwsem_down_read_slowpath", BTF_KIND_FUNC);
+	if (n == 2 || n == 3)
+		p->skel->rodata->read_slowpath_args = n;
 }
 
 static void mark_failed(struct rec_group_state *st, int kind, const char *stage, int err)
@@ -475,10 +522,15 @@ static int check_fs_list(const char *list)
 int probe_check_names(const struct rec_opts *o)
 {
 	const char *lists[2] = { o->disable, o->attach_kinds };
+	const char *src = o->lock_source;
 	int l;
 
 	if (check_fs_list(o->fs))
 		return -1;
+	if (src && strcmp(src, "auto") && strcmp(src, "tracepoint") && strcmp(src, "slowpath")) {
+		msg_error("--lock-source: unknown source '%s' (auto, tracepoint or slowpath)", src);
+		return -1;
+	}
 
 	for (l = 0; l < 2; l++) {
 		char *copy, *tok, *save = NULL;
@@ -532,6 +584,74 @@ static int kind_order(int g, int i)
 	return i <= ATTACH_TRACEPOINT ? i - 1 : i;
 }
 
+/* Whether any kind offered can attach every tracepoint of group g. */
+static bool group_present(struct kernel_view *v, int g)
+{
+	char why[160];
+	int k;
+
+	for (k = 0; k < NR_ATTACH; k++)
+		if ((probe_groups[g].kinds & (1u << k)) &&
+		    kind_available(v, g, k, why, sizeof(why)))
+			return true;
+	return false;
+}
+
+/* --lock-source: whether a group standing in for another (lock_slowpath
+ * for lock) or the one it stands for is left out, and why. auto takes the
+ * stand-in only where the other's tracepoints are absent: detected, never
+ * inferred from the kernel version. */
+static bool lock_source_leaves_out(const struct rec_opts *o, struct kernel_view *v, int g,
+				   struct rec_group_state *st)
+{
+	const char *src = o->lock_source ? o->lock_source : "auto";
+	int stand_in = GROUP_LOCK_SLOWPATH;
+
+	if (g == GROUP_LOCK && !strcmp(src, "slowpath")) {
+		snprintf(st->reason, sizeof(st->reason), "--lock-source slowpath");
+		return true;
+	}
+	if (g != stand_in || !strcmp(src, "slowpath"))
+		return false;
+	if (!strcmp(src, "tracepoint")) {
+		snprintf(st->reason, sizeof(st->reason), "--lock-source tracepoint");
+		return true;
+	}
+	if (group_present(v, GROUP_LOCK)) {
+		st->not_needed = true;
+		snprintf(st->reason, sizeof(st->reason),
+			 "lock:contention_begin/end are present: the lock group records lock waits");
+		return true;
+	}
+	return false;
+}
+
+/* After the kinds are chosen: a group whose stand-in is on is not missing;
+ * its reason says where its facts come from and what the stand-in lacks. */
+static void mark_replaced(struct rec_probe *p)
+{
+	int g, r;
+
+	for (g = 0; g < NR_GROUPS; g++) {
+		const char *of = probe_groups[g].stands_for;
+
+		if (!of || p->groups[g].attach < 0)
+			continue;
+		for (r = 0; r < NR_GROUPS; r++) {
+			struct rec_group_state *st = &p->groups[r];
+			size_t len = strlen(st->reason);
+
+			if (strcmp(probe_groups[r].name, of) || st->attach >= 0 || st->not_needed)
+				continue;
+			st->replaced = true;
+			snprintf(st->reason + len, sizeof(st->reason) - len,
+				 "%slock waits come from %s instead, rwsem and mutex waits only "
+				 "(spinlock, rwlock, per-CPU rwsem and rt-mutex waits are not recorded)",
+				 len ? "; " : "", probe_groups[g].name);
+		}
+	}
+}
+
 /* Pick a kind for every group from what is offered, allowed, present and
  * not yet failed. */
 static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct kernel_view *v,
@@ -546,11 +666,16 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 
 		st->attach = -1;
 		st->reason[0] = 0;
+		st->replaced = false;
 		/* before --disable: such a group would not have run anyway */
-		if (st->not_needed) {
+		if (st->not_needed && (g == GROUP_LOCK || g == GROUP_LOCK_SLOWPATH)) {
+			st->not_needed = false; /* decided again below */
+		} else if (st->not_needed) {
 			snprintf(st->reason, sizeof(st->reason), "%s", p->fs_reason);
 			continue;
 		}
+		if (lock_source_leaves_out(o, v, g, st))
+			continue;
 		if (in_list(o->disable, def->name)) {
 			snprintf(st->reason, sizeof(st->reason), "disabled by --disable");
 			continue;
@@ -590,6 +715,7 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 				break;
 		}
 	}
+	mark_replaced(p);
 }
 
 static void *destroy_link(void *link)
@@ -929,6 +1055,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 			break;
 		choose_programs(p->skel, p->groups, NULL);
 		skip_wakeup_if_sched_info(p, &view);
+		set_kernel_shapes(p, &view);
 		log_next = 0;
 		err = record_bpf__load(p->skel);
 		if (err) {
@@ -1088,14 +1215,16 @@ void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 			json_string(j, "fs", def->fs);
 		else
 			json_null(j, "fs");
-		json_bool(j, "not_needed", st->not_needed);
+		json_bool(j, "not_needed", st->not_needed || st->replaced);
+		if (def->stands_for)
+			json_string(j, "stands_for", def->stands_for);
 		json_key(j, "kinds");
 		json_begin_array(j);
 		for (i = 0; i < NR_ATTACH; i++)
 			if (def->kinds & (1u << i))
 				json_value_string(j, probe_attach_names[i]);
 		json_end_array(j);
-		if (with_lost || (st->attach < 0 && !st->not_needed))
+		if (with_lost || (st->attach < 0 && !st->not_needed && !st->replaced))
 			json_string(j, "lost", def->lost);
 		json_end_object(j);
 	}

@@ -21,6 +21,7 @@ enum rec_attach {
 
 enum rec_group_id {
 	GROUP_LOCK,
+	GROUP_LOCK_SLOWPATH,
 	GROUP_DIO,
 	GROUP_DIO_MAP,
 	GROUP_XFS_ILOCK,
@@ -39,7 +40,7 @@ enum rec_group_id {
 	NR_GROUPS,
 };
 
-#define GROUP_MAX_TPS 3
+#define GROUP_MAX_TPS 5
 
 struct rec_group_def {
 	const char *name;
@@ -50,6 +51,8 @@ struct rec_group_def {
 	const char *lost;                       /* what is lost when off */
 	const char *fs;                         /* the filesystem whose code fires it (--fs),
 						 * NULL: every one */
+	const char *stands_for;                 /* the group it replaces where that one's
+						 * tracepoints are absent, NULL: none */
 };
 
 extern const struct rec_group_def probe_groups[NR_GROUPS];
@@ -60,6 +63,7 @@ struct rec_group_state {
 	char reason[512];           /* why off, or which kinds were passed over */
 	unsigned int failed;        /* kinds that failed to load or attach */
 	bool not_needed;            /* its filesystem is not the target's (--fs) */
+	bool replaced;              /* another group stands in for it (stands_for) */
 	char why[NR_ATTACH][160];   /* why each kind was not used */
 };
 

@@ -11,6 +11,7 @@
 #include "kern/maps.bpf.inc"
 #include "kern/util.bpf.inc"
 #include "kern/lock.bpf.inc"
+#include "kern/lock_slowpath.bpf.inc"
 #include "kern/holder.bpf.inc"
 #include "kern/inode.bpf.inc"
 #include "kern/dio.bpf.inc"
