@@ -113,8 +113,9 @@ def _group_check(g: dict) -> Check:
         if note:
             detail += f" ({note})"
     elif g.get("not_needed"):
-        # another filesystem's group (--fs): nothing is missing
-        return Check(str(g["name"]), "probe group", True, False,
+        # another filesystem's group (--fs), or one another group stands in for
+        # (lock_slowpath for lock): nothing is missing
+        return Check(str(g["name"]), "probe group", True, core,
                      f"not needed: {g.get('reason') or 'another filesystem'}", "")
     else:
         detail = g.get("reason") or "off"
