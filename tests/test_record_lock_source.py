@@ -23,6 +23,7 @@ pytestmark = pytest.mark.kernel
 
 LARGE = 0.15       # of traced thread time (0.45-0.5 measured with the tracepoints)
 NEAR_ZERO = 0.02
+RUNTIME = 900      # fio's: stopped once recorded; loading can take minutes under emulation
 TRACEFS = Path("/sys/kernel/tracing")
 
 
@@ -51,7 +52,7 @@ def assert_waits_on_file(doc: dict, path: Path) -> None:
 
 def test_the_kernels_source_records_i_rwsem_waits_on_the_file(filesystems, fio, tmp_path):
     path = filesystems["ext4"].path / "sparse"
-    doc = record_writers(fio, path, "sparse", tmp_path / "r.json")
+    doc = record_writers(fio, path, "sparse", tmp_path / "r.json", runtime=RUNTIME)
     f = rows(doc)
     tracepoints = lock_tracepoints()
     # the stand-in runs only where the tracepoints are absent, and the group it
@@ -65,7 +66,7 @@ def test_the_kernels_source_records_i_rwsem_waits_on_the_file(filesystems, fio, 
 
 def test_xfs_direct_writes_into_holes_do_not_wait(filesystems, fio, tmp_path):
     path = filesystems["xfs"].path / "sparse"
-    doc = record_writers(fio, path, "sparse", tmp_path / "r.json")
+    doc = record_writers(fio, path, "sparse", tmp_path / "r.json", runtime=RUNTIME)
     assert rows(doc)["lock"]["enabled"] or rows(doc)["lock_slowpath"]["enabled"]
     assert wait_share(doc, path) < NEAR_ZERO
 
@@ -75,7 +76,7 @@ def test_forced_slow_paths_record_or_say_why_not(filesystems, fio, tmp_path):
     where neither does (this project's 6.18 build host), no lock waits, the lock group
     reported off (not as replaced) and the slow-path row saying why for each kind."""
     path = filesystems["ext4"].path / "sparse"
-    doc = record_writers(fio, path, "sparse", tmp_path / "r.json",
+    doc = record_writers(fio, path, "sparse", tmp_path / "r.json", runtime=RUNTIME,
                          extra=["--lock-source", "slowpath"])
     f = rows(doc)
     assert not f["lock"]["enabled"]

@@ -146,6 +146,31 @@ static bool failed_prog_from_log(char *name, size_t len)
 	return false;
 }
 
+/* The struct a failed CO-RE relocation named in the newest load log
+ * ("failed to resolve CO-RE relocation <byte_off> [530] struct
+ * xfs_inode.i_vnode ..."). */
+static bool failed_relo_struct(char *name, size_t len)
+{
+	unsigned int i;
+
+	for (i = 1; i <= LOG_LINES && i <= log_next; i++) {
+		const char *line = log_ring[(log_next - i) % LOG_LINES];
+		const char *p = strstr(line, "failed to resolve CO-RE relocation");
+		size_t n;
+
+		if (!p || !(p = strstr(p, "] struct ")))
+			continue;
+		p += 9;
+		n = strcspn(p, ". \n");
+		if (!n || n >= len)
+			return false;
+		memcpy(name, p, n);
+		name[n] = 0;
+		return true;
+	}
+	return false;
+}
+
 /* ---- what the running kernel offers ---- */
 
 struct kernel_view {
@@ -402,6 +427,20 @@ static void mark_failed(struct rec_group_state *st, int kind, const char *stage,
 {
 	st->failed |= 1u << kind;
 	snprintf(st->why[kind], sizeof(st->why[kind]), "%s failed: %s", stage, strerror(err));
+}
+
+/* A load refused because a program reads a struct no kernel BTF has: a
+ * module's own types (struct xfs_inode, ext4's tracepoint records) where
+ * the kernel has no BTF for its modules (/sys/kernel/btf/MODULE comes with
+ * CONFIG_DEBUG_INFO_BTF_MODULES, from 5.11): say so, no kind can help. */
+static void note_missing_type(struct rec_group_state *st, int kind, struct kernel_view *v)
+{
+	char name[80];
+	size_t len = strlen(st->why[kind]);
+
+	if (failed_relo_struct(name, sizeof(name)) && !kernel_btf_has(&v->btf, name, BTF_KIND_STRUCT))
+		snprintf(st->why[kind] + len, sizeof(st->why[kind]) - len,
+			 " (struct %s is in no kernel BTF: no BTF for its module)", name);
 }
 
 /* A group on functions (fentry, kprobe: an optional extra, or a
@@ -1066,6 +1105,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 				break;
 			}
 			mark_failed(&p->groups[g], kind, "load", -err);
+			note_missing_type(&p->groups[g], kind, &view);
 			destroy_attempt(p);
 			continue;
 		}
