@@ -127,13 +127,10 @@ def wait_for_series(series_out: Path, intervals: int, timeout_s: float = 60.0) -
 
 
 def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 2.0,
-                   extra: list[str] | None = None, size_mb: int = 128,
-                   runtime: float = 30) -> dict:
-    """Runs the 4 writers, records --pid for `seconds` of their steady state. The
-    writers are stopped once recorded: a long `runtime` only covers a slow load (an
-    emulated guest's)."""
+                   extra: list[str] | None = None, size_mb: int = 128) -> dict:
+    """Runs the 4 writers, records --pid for `seconds` of their steady state."""
     prepare_file(path, mode, size_mb)
-    writers = start_fio(fio, path, mode, size_mb, runtime=runtime)
+    writers = start_fio(fio, path, mode, size_mb)
     try:
         wait_threads(writers.pid, 5)
         with recorder(["--pid", str(writers.pid), *(extra or [])], out) as (_, start, finish):

@@ -12,24 +12,55 @@ recorder's own attach result, and either outcome is checked.
 from __future__ import annotations
 
 import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import require_tool
-from record_common import file_locks, record_writers, wait_share
+from record_common import (
+    file_locks,
+    prepare_file,
+    recorder,
+    start_fio,
+    stop,
+    wait_share,
+    wait_threads,
+)
 
 pytestmark = pytest.mark.kernel
 
 LARGE = 0.15       # of traced thread time (0.45-0.5 measured with the tracepoints)
 NEAR_ZERO = 0.02
-RUNTIME = 900      # fio's: stopped once recorded; loading can take minutes under emulation
 TRACEFS = Path("/sys/kernel/tracing")
 
 
 @pytest.fixture(scope="module")
 def fio():
     return require_tool("fio")
+
+
+SIZE_MB = 128
+
+
+def record_writers(fio: str, path: Path, out: Path, extra: list[str] | None = None) -> dict:
+    """4 direct writers into holes of one file, recorded for 2 s. The holes are punched
+    again once the recorder is ready: while it loads (minutes in an emulated guest) the
+    writers fill the file, and overwrites take i_rwsem shared."""
+    prepare_file(path, "sparse", SIZE_MB)
+    writers = start_fio(fio, path, "sparse", SIZE_MB)
+    try:
+        wait_threads(writers.pid, 5)
+        with recorder(["--pid", str(writers.pid), *(extra or [])], out) as (_, start, finish):
+            subprocess.run(["fallocate", "--punch-hole", "--offset", "0", "--length",
+                            str(SIZE_MB << 20), str(path)], check=True)
+            time.sleep(0.3)
+            start()
+            time.sleep(2.0)
+            return finish()
+    finally:
+        stop(writers)
 
 
 def rows(doc: dict) -> dict[str, dict]:
@@ -52,7 +83,7 @@ def assert_waits_on_file(doc: dict, path: Path) -> None:
 
 def test_the_kernels_source_records_i_rwsem_waits_on_the_file(filesystems, fio, tmp_path):
     path = filesystems["ext4"].path / "sparse"
-    doc = record_writers(fio, path, "sparse", tmp_path / "r.json", runtime=RUNTIME)
+    doc = record_writers(fio, path, tmp_path / "r.json")
     f = rows(doc)
     tracepoints = lock_tracepoints()
     # the stand-in runs only where the tracepoints are absent, and the group it
@@ -66,7 +97,7 @@ def test_the_kernels_source_records_i_rwsem_waits_on_the_file(filesystems, fio, 
 
 def test_xfs_direct_writes_into_holes_do_not_wait(filesystems, fio, tmp_path):
     path = filesystems["xfs"].path / "sparse"
-    doc = record_writers(fio, path, "sparse", tmp_path / "r.json", runtime=RUNTIME)
+    doc = record_writers(fio, path, tmp_path / "r.json")
     assert rows(doc)["lock"]["enabled"] or rows(doc)["lock_slowpath"]["enabled"]
     assert wait_share(doc, path) < NEAR_ZERO
 
@@ -76,7 +107,7 @@ def test_forced_slow_paths_record_or_say_why_not(filesystems, fio, tmp_path):
     where neither does (this project's 6.18 build host), no lock waits, the lock group
     reported off (not as replaced) and the slow-path row saying why for each kind."""
     path = filesystems["ext4"].path / "sparse"
-    doc = record_writers(fio, path, "sparse", tmp_path / "r.json", runtime=RUNTIME,
+    doc = record_writers(fio, path, tmp_path / "r.json",
                          extra=["--lock-source", "slowpath"])
     f = rows(doc)
     assert not f["lock"]["enabled"]

@@ -201,17 +201,17 @@ static int read_block(struct record_bpf *skel, struct rec_data *d)
 static int read_buffered(struct record_bpf *skel, struct rec_data *d)
 {
 	int fd = bpf_map__fd(skel->maps.buf_counts), err = 0;
-	__u64 n = __atomic_load_n(&skel->bss->buf_next, __ATOMIC_RELAXED);
 	struct buf_count c;
 	__u32 i;
 	size_t j;
 
-	for (i = 0; i < n && i < REC_BUF_SLOTS && !err; i++) {
+	/* every slot: buf_next is only a hint (buf_slot_of) */
+	for (i = 0; i < REC_BUF_SLOTS && !err; i++) {
 		struct inode_key k = skel->bss->buf_files[i];
 		struct rec_dio *e = NULL;
 
 		if (!k.ino && !k.dev)
-			continue; /* a slot given up in a race (buf_slot_of) */
+			continue; /* not given, or given up in a race (buf_slot_of) */
 		err = read_percpu_elem(fd, &i, &c, sizeof(c), &sum_reduce);
 		if (err || !c.count)
 			continue;
