@@ -74,6 +74,7 @@ class SoakFigures:
     bpf_share_mean: float
     budget_share: float
     command: list[str]
+    notes: list[str]            # what lockscope said of its recorder (restarts)
 
     def lines(self) -> list[str]:
         return [
@@ -91,6 +92,7 @@ class SoakFigures:
             f"{self.budget_share:.2%}",
             "(slopes over the steady part, after the first "
             f"{WARMUP:.0%} of the run)",
+            *self.notes,
         ]
 
     def as_dict(self) -> dict:
@@ -158,6 +160,7 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         cmd += ["--max-overhead", f"{max_overhead:g}"]
     env = LOCKSCOPE.env()
     proc: subprocess.Popen | None = None
+    notes: list[str] = []
     try:
         wait_threads(load.pid, 5)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -202,7 +205,8 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
             time.sleep(max(0.0, 1.0 - (time.monotonic() - now)))
         longest = max(longest, time.monotonic() - last_new)
         proc.send_signal(signal.SIGTERM)
-        proc.wait(120)
+        _, rest = proc.communicate(timeout=120)
+        notes = [line for line in rest.splitlines() if "recorder" in line]
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
@@ -225,4 +229,4 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         map_entries=(e.v[0], e.v[-1]) if e.v else (0.0, 0.0), map_capacity=capacity,
         map_entries_slope_per_h=e.slope_per_hour(),
         bpf_share_mean=sum(s.v) / len(s.v) if s.v else 0.0, budget_share=budget,
-        command=cmd)
+        command=cmd, notes=notes)

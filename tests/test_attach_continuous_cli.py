@@ -350,3 +350,35 @@ def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
             proc.wait()
         target.kill()
         target.wait()
+
+
+@pytest.mark.kernel
+def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
+    target = subprocess.Popen(["sleep", "300"])
+    port = free_port()
+    proc = None
+    try:
+        proc, err = start_continuous(["--pid", str(target.pid)], port)
+        first = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+                 .strip().startswith("lockscope-rec")]
+        assert len(first) == 1
+        os.kill(first[0], signal.SIGKILL)
+        deadline = time.monotonic() + 40
+        again: list[int] = []
+        while time.monotonic() < deadline and not again:
+            again = [p for p in _children(proc.pid) if p != first[0] and
+                     Path(f"/proc/{p}/comm").read_text().strip().startswith("lockscope-rec")]
+            time.sleep(0.5)
+        assert again, "no recorder started again"
+        text = wait_metric(port, "lockscope_recorder_intervals_total",
+                           lambda m: m and m[0][1] >= 1)
+        assert metric(text, "lockscope_target_up")[0][1] == 1.0
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "the recorder ended" in rest, "".join(err) + rest
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        target.kill()
+        target.wait()

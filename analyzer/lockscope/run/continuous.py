@@ -130,12 +130,14 @@ class ContinuousRecorder:
     def running(self) -> bool:
         return self.window is not None and self.window.running()
 
-    def close(self) -> None:
-        """Close the window, wait for the detach, keep its document, drain the rest."""
+    def close(self) -> str:
+        """Close the window, wait for the detach, keep its document, drain the rest;
+        returns how the recorder ended (its document's word on the overhead, or its
+        error)."""
         window, drain = self.window, self.drain
         self.window = self.drain = None
         if window is None:
-            return
+            return "not running"
         detaching = window.close() if window.proc and window.proc.poll() is None else None
         if detaching is not None:
             try:
@@ -157,6 +159,11 @@ class ContinuousRecorder:
         for p in (window.out, window.log_path):
             if p.exists():
                 p.unlink()
+        if window.trace is None:
+            return window.error or f"exit status {window.exit_status}"
+        if (window.trace.get("overhead") or {}).get("detached"):
+            return "over the budget with only its core probes left"
+        return f"exit status {window.exit_status}"
 
     def cgroup_changed(self) -> bool:
         """The target's cgroup was made again (a unit's restart): a new id."""
@@ -230,17 +237,13 @@ def watch(rec: ContinuousRecorder, target: Target, flag: StopFlag,
         tick()
         up = bool(target.alive_pids())
         set_up(up)
-        if target.how == "pid":
-            if not up and not pid_gone:
-                pid_gone = True
-                say("the target exited: target_up 0; the recorder detaches, the exporter "
-                    "keeps serving until SIGTERM or SIGINT")
-                rec.close()
-            elif not pid_gone and rotate_s and rec.running() and \
-                    time.monotonic() - rec.started_at >= rotate_s:
-                rec.close()     # its maps go with it
-                rec.rotations += 1
-                rec.start()
+        if pid_gone:
+            continue    # --pid: a process id does not come back
+        if target.how == "pid" and not up:
+            pid_gone = True
+            say("the target exited: target_up 0; the recorder detaches, the exporter "
+                "keeps serving until SIGTERM or SIGINT")
+            rec.close()
             continue
         if rotate_s and rec.running() and time.monotonic() - rec.started_at >= rotate_s:
             rec.close()     # its maps go with it
@@ -251,9 +254,8 @@ def watch(rec: ContinuousRecorder, target: Target, flag: StopFlag,
             rec.close()
             retry_at = time.monotonic()
         elif not rec.running() and rec.window is not None:
-            say("the recorder ended; starting it again in "
-                f"{RESTART_BACKOFF_S:g} s")
-            rec.close()
+            why = rec.close()
+            say(f"the recorder ended ({why}); starting it again in {RESTART_BACKOFF_S:g} s")
             retry_at = time.monotonic() + RESTART_BACKOFF_S
         if retry_at is not None and time.monotonic() >= retry_at and \
                 (up or target.how == "comm"):
