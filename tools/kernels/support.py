@@ -50,7 +50,9 @@ def with_table(readme: str, doc: dict) -> str:
     """README with its kernel table replaced by the one rendered from doc."""
     head = TABLE_HEAD.splitlines()[0]
     lines = readme.splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.rstrip("\n") == head)
+    start = next((i for i, line in enumerate(lines) if line.rstrip("\n") == head), None)
+    if start is None:
+        raise SystemExit(f"matrix: README has no kernel table (a line {head!r}) to replace")
     end = start
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
