@@ -20,16 +20,11 @@ class Expect:
     gaps: dict[str, str] = field(default_factory=dict)      # check -> why it fails there
 
 
-# Known gap (measured at eca6e35, not yet fixed): the syscalls group's programs are refused
-# by the 6.12, 6.1 and 5.10 verifiers on every attach kind since the write-family calls are timed
-# on a sample with a per-CPU file slot (c101418 and after); 5e68345 loaded them on 6.12 and 6.1.
-SYSCALLS_REFUSED = "the verifier refuses its programs on tp_btf, raw_tp and tracepoint"
-
 EXPECTED: dict[str, Expect] = {
-    "6.12.117+deb12-amd64": Expect(missing={"syscalls": SYSCALLS_REFUSED + " (EACCES)"}),
+    "6.12.117+deb12-amd64": Expect(),
     # 6.1 and 5.10: dio through __iomap_dio_rw/iomap_dio_complete, whose events (from 6.5,
     # 3fd41721cd5c) they lack (bpf/recorder/alternatives.c)
-    "6.1.0-56-amd64": Expect(missing={"syscalls": SYSCALLS_REFUSED + " (EINVAL)"}),
+    "6.1.0-56-amd64": Expect(),
     # 5.10: lock waits from the rwsem/mutex slow paths (lock_slowpath stands in for lock)
-    "5.10.0-32-amd64": Expect(missing={"syscalls": SYSCALLS_REFUSED + " (EINVAL)"}),
+    "5.10.0-32-amd64": Expect(),
 }
