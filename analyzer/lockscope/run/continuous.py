@@ -58,6 +58,7 @@ class SeriesDrain:
         self.feed = feed
         self.intervals = 0
         self.bad_lines = 0
+        self.feed_errors = 0
         self.thread = threading.Thread(target=self._run, name="lockscope-series", daemon=True)
         self.thread.start()
 
@@ -80,9 +81,16 @@ class SeriesDrain:
                 except ValueError:
                     self.bad_lines += 1
                     continue
-                if isinstance(iv, dict):
-                    self.intervals += 1
+                if not isinstance(iv, dict):
+                    continue
+                self.intervals += 1
+                try:
                     self.feed(iv)
+                except Exception as exc:  # the pipe must keep draining, or the recorder blocks
+                    self.feed_errors += 1
+                    if self.feed_errors == 1:
+                        say(f"an interval could not be exported ({type(exc).__name__}: "
+                            f"{exc}); later ones still are")
 
     def join(self, timeout: float) -> None:
         self.handed_over()
