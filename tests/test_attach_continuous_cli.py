@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from soak_harness import children
 
 from lockscope.run.host import cgroup2_root
 
@@ -169,19 +170,6 @@ def test_a_pid_target_that_exits_is_down_and_sigterm_writes_the_final_results(tm
     assert "Traceback" not in rest
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                st = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(st.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
 def _gone(pid: int, timeout: float = 15) -> bool:
     deadline = time.monotonic() + timeout
     st = Path(f"/proc/{pid}/stat")
@@ -205,7 +193,7 @@ def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(t
         port = free_port()
         proc, err = start_continuous(["--pid", str(target.pid)], port)
         wait_metric(port, "lockscope_recorder_intervals_total", lambda m: m and m[0][1] >= 2)
-        recorders = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+        recorders = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
                      .strip().startswith("lockscope-rec")]
         assert len(recorders) == 1
         proc.send_signal(signal.SIGTERM)
@@ -227,7 +215,7 @@ def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(t
         # SIGKILL: the recorder reads EOF on stdin, detaches and exits
         port = free_port()
         proc, err = start_continuous(["--pid", str(target.pid)], port)
-        recorders = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+        recorders = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
                      .strip().startswith("lockscope-rec")]
         assert len(recorders) == 1
         proc.kill()
@@ -328,7 +316,7 @@ def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
     try:
         proc, err = start_continuous(["--pid", str(target.pid), "--rotate", "3",
                                       "--out", str(tmp_path / "out")], port)
-        first = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+        first = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
                  .strip().startswith("lockscope-rec")]
         seen = wait_metric(port, "lockscope_recorder_intervals_total",
                            lambda m: m and m[0][1] >= 2)
@@ -359,14 +347,14 @@ def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
     proc = None
     try:
         proc, err = start_continuous(["--pid", str(target.pid)], port)
-        first = [p for p in _children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
+        first = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
                  .strip().startswith("lockscope-rec")]
         assert len(first) == 1
         os.kill(first[0], signal.SIGKILL)
         deadline = time.monotonic() + 40
         again: list[int] = []
         while time.monotonic() < deadline and not again:
-            again = [p for p in _children(proc.pid) if p != first[0] and
+            again = [p for p in children(proc.pid) if p != first[0] and
                      Path(f"/proc/{p}/comm").read_text().strip().startswith("lockscope-rec")]
             time.sleep(0.5)
         assert again, "no recorder started again"

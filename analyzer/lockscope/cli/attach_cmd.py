@@ -29,7 +29,7 @@ from ..run.outdir import check_dir, default_out_dir
 from ..run.recording import RecorderWindow, stop
 from ..run.session import Session
 from ..run.target import Target, resolve
-from .attach_parts import check_fs, file_facts, filesystems, finish, open_db
+from .attach_parts import check_fs, fill_window, finish, open_db
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do; NOTES below.
 EXAMPLES = [
@@ -183,16 +183,7 @@ def run(args) -> int:
     if ended == "duration" and ((trace or {}).get("overhead") or {}).get("detached"):
         ended = "overhead limit"  # the recorder shed all it could and was still over
     doc["attach"].update({"ended": ended, "recorder_argv": rec_argv})
-    if sampler is not None:
-        doc["db"] = sampler.result()
-    elif db_warning:
-        doc["db"] = {"engine": "mariadb" if args.mysql else "postgres", "samples": [],
-                     "counters": [], "errors": [db_warning], "warning": db_warning}
-    doc["target"]["exited"] = ended == "target exited"
-    doc["window"] = {"label": target.label(),
-                     "threads": len((trace or {}).get("threads") or []),
-                     "trace": trace, "trace_error": trace_error, "files": file_facts(trace)}
-    doc["host"]["filesystems"] = filesystems(trace)
+    fill_window(doc, args, target.label(), trace, trace_error, ended, sampler, db_warning)
     return finish(session, args, ended)
 
 

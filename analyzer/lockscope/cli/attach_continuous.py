@@ -27,7 +27,7 @@ from ..run.continuous import (
 )
 from ..run.session import Session
 from ..run.target import resolve
-from .attach_parts import check_fs, file_facts, filesystems, finish, open_db
+from .attach_parts import check_fs, fill_window, finish, open_db
 
 DB_SAMPLES_KEPT = 600   # the database sampler's last samples (10 min at 1 s): bounded
 
@@ -144,14 +144,6 @@ def _final(session: Session, args, target, rec: ContinuousRecorder, sampler, db_
                            "recorder_starts": rec.starts, "rotate_s": args.rotate,
                            "rotations": rec.rotations},
                 "db": None, "analysis": {}})
-    if sampler is not None:
-        doc["db"] = sampler.result()
-    elif db_warning:
-        doc["db"] = {"engine": "mariadb" if args.mysql else "postgres", "samples": [],
-                     "counters": [], "errors": [db_warning], "warning": db_warning}
-    doc["target"]["exited"] = ended == "target exited"
-    doc["window"] = {"label": target.label(), "threads": len(trace.get("threads") or []),
-                     "trace": trace, "trace_error": None, "files": file_facts(trace)}
-    doc["host"]["filesystems"] = filesystems(trace)
+    fill_window(doc, args, target.label(), trace, None, ended, sampler, db_warning)
     finish(session, args, "target exited" if ended == "target exited" else "duration")
     say(f"final results: {Path(session.results)}")

@@ -83,6 +83,21 @@ def filesystems(trace: dict | None) -> dict:
     return out
 
 
+def fill_window(doc: dict, args, label: str, trace: dict | None, trace_error: str | None,
+                ended: str, sampler, db_warning: str | None) -> None:
+    """What one recorder window gives the document, for a bounded and a continuous attach:
+    the database's figures (or why there are none), the window and the filesystems."""
+    if sampler is not None:
+        doc["db"] = sampler.result()
+    elif db_warning:
+        doc["db"] = {"engine": "mariadb" if args.mysql else "postgres", "samples": [],
+                     "counters": [], "errors": [db_warning], "warning": db_warning}
+    doc["target"]["exited"] = ended == "target exited"
+    doc["window"] = {"label": label, "threads": len((trace or {}).get("threads") or []),
+                     "trace": trace, "trace_error": trace_error, "files": file_facts(trace)}
+    doc["host"]["filesystems"] = filesystems(trace)
+
+
 def finish(session: Session, args, ended: str) -> int:
     from ..analysis.attach import analyze_attach
     from ..report.attach_summary import print_attach_summary
