@@ -19,7 +19,7 @@ from lockscope.binaries import find_binary
 
 from record_common import record_binary, recorder
 
-CORE = ("lock", "dio", "sched")  # documented in docs/recorder-json.md, "overhead"
+CORE = ("lock", "lock_slowpath", "dio", "sched")  # docs/recorder-json.md, "overhead"
 # Writes to /dev/null for a minute at most: system calls the syscalls group follows.
 WRITE_LOOP = ("import os, time\n"
               "fd = os.open('/dev/null', os.O_WRONLY)\n"
