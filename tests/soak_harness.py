@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 import time
 import urllib.request
 from dataclasses import asdict, dataclass, field
@@ -174,6 +175,11 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         else:
             raise AssertionError(f"lockscope attach --continuous ended {proc.wait()}: "
                                  + "".join(said)[-2000:])
+        # read what it says from now on too: a pipe nobody reads would stop lockscope
+        # (and its recorder, which shares the pipe) once it holds 64 KiB
+        later: list[str] = []
+        reader = threading.Thread(target=lambda: later.extend(proc.stderr), daemon=True)
+        reader.start()
         rec = recorder_of(proc.pid)
         say(f"soak: {seconds:.0f} s; lockscope pid {proc.pid}, recorder pid {rec}")
         own, recs, entries, share = Series(), Series(), Series(), Series()
@@ -205,8 +211,9 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
             time.sleep(max(0.0, 1.0 - (time.monotonic() - now)))
         longest = max(longest, time.monotonic() - last_new)
         proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=120)
-        notes = [line for line in rest.splitlines() if "recorder" in line]
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+        notes = [line.rstrip("\n") for line in later if "recorder" in line]
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
