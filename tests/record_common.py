@@ -115,6 +115,17 @@ def recorder(args: list[str], out: Path):
             proc.wait()
 
 
+def remove_cgroup(cg: Path, timeout_s: float = 5.0) -> None:
+    """Removes a test's cgroup once its last task has gone (rmdir fails while the
+    kernel still counts one); left in place after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while cg.exists() and time.monotonic() < deadline:
+        try:
+            cg.rmdir()
+        except OSError:
+            time.sleep(0.1)
+
+
 def wait_for_series(series_out: Path, intervals: int, timeout_s: float = 60.0) -> None:
     """Blocks until the recorder has written `intervals` series lines: on a loaded host
     the intervals close later than the wall clock says, so a test waits for them."""

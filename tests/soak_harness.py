@@ -125,14 +125,22 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def recorder_of(pid: int) -> int | None:
+def recorders_of(pid: int) -> list[int]:
+    """The lockscope-record processes that pid started (a child that exits meanwhile
+    is left out)."""
+    out = []
     for c in children(pid):
         try:
             if Path(f"/proc/{c}/comm").read_text().strip().startswith("lockscope-rec"):
-                return c
+                out.append(c)
         except OSError:
             continue
-    return None
+    return out
+
+
+def recorder_of(pid: int) -> int | None:
+    found = recorders_of(pid)
+    return found[0] if found else None
 
 
 def parse_metrics(text: str) -> dict[str, float]:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from soak_harness import recorders_of
 
 from conftest import LOCKSCOPE
 
@@ -118,19 +119,6 @@ def test_duty_is_passed_to_the_recorder_and_rates_are_per_observed_second(tmp_pa
     assert a["sampling"] in res.stdout
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
 @pytest.mark.kernel
 def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
     target = subprocess.Popen(["sleep", "120"])
@@ -140,8 +128,7 @@ def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
         for line in proc.stderr:
             if "tracing" in line:
                 break
-        recorders = [p for p in _children(proc.pid)
-                     if Path(f"/proc/{p}/comm").read_text().strip().startswith("lockscope-rec")]
+        recorders = recorders_of(proc.pid)
         assert len(recorders) == 1
         proc.kill()
         proc.wait()

@@ -16,11 +16,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from soak_harness import children
+from soak_harness import recorders_of
 
 from lockscope.run.host import cgroup2_root
 
 from conftest import LOCKSCOPE
+from record_common import remove_cgroup
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -193,8 +194,7 @@ def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(t
         port = free_port()
         proc, err = start_continuous(["--pid", str(target.pid)], port)
         wait_metric(port, "lockscope_recorder_intervals_total", lambda m: m and m[0][1] >= 2)
-        recorders = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
-                     .strip().startswith("lockscope-rec")]
+        recorders = recorders_of(proc.pid)
         assert len(recorders) == 1
         proc.send_signal(signal.SIGTERM)
         answered = 0
@@ -215,8 +215,7 @@ def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(t
         # SIGKILL: the recorder reads EOF on stdin, detaches and exits
         port = free_port()
         proc, err = start_continuous(["--pid", str(target.pid)], port)
-        recorders = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
-                     .strip().startswith("lockscope-rec")]
+        recorders = recorders_of(proc.pid)
         assert len(recorders) == 1
         proc.kill()
         proc.wait()
@@ -275,13 +274,7 @@ def test_a_restarted_target_is_recorded_again(tmp_path, how):
         first.kill()
         first.wait()
         if how == "cgroup":
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                try:
-                    cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            remove_cgroup(cg, timeout_s=10)
         wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 0.0)
         if how == "cgroup":
             cg.mkdir()
@@ -299,13 +292,7 @@ def test_a_restarted_target_is_recorded_again(tmp_path, how):
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
-        if cg.exists():
-            for _ in range(50):
-                try:
-                    cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+        remove_cgroup(cg)
 
 
 @pytest.mark.kernel
@@ -316,8 +303,7 @@ def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
     try:
         proc, err = start_continuous(["--pid", str(target.pid), "--rotate", "3",
                                       "--out", str(tmp_path / "out")], port)
-        first = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
-                 .strip().startswith("lockscope-rec")]
+        first = recorders_of(proc.pid)
         seen = wait_metric(port, "lockscope_recorder_intervals_total",
                            lambda m: m and m[0][1] >= 2)
         deadline = time.monotonic() + 30
@@ -347,15 +333,13 @@ def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
     proc = None
     try:
         proc, err = start_continuous(["--pid", str(target.pid)], port)
-        first = [p for p in children(proc.pid) if Path(f"/proc/{p}/comm").read_text()
-                 .strip().startswith("lockscope-rec")]
+        first = recorders_of(proc.pid)
         assert len(first) == 1
         os.kill(first[0], signal.SIGKILL)
         deadline = time.monotonic() + 40
         again: list[int] = []
         while time.monotonic() < deadline and not again:
-            again = [p for p in children(proc.pid) if p != first[0] and
-                     Path(f"/proc/{p}/comm").read_text().strip().startswith("lockscope-rec")]
+            again = [p for p in recorders_of(proc.pid) if p != first[0]]
             time.sleep(0.5)
         assert again, "no recorder started again"
         text = wait_metric(port, "lockscope_recorder_intervals_total",

@@ -24,6 +24,7 @@ from record_common import (
     prepare_file,
     record_writers,
     recorder,
+    remove_cgroup,
     start_fio,
     stop,
     thread_ns,
@@ -159,12 +160,7 @@ def test_cgroup_filter(filesystems, fio, tmp_path):
     finally:
         stop(inside)
         stop(outside)
-        for _ in range(50):
-            try:
-                cg.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(cg)
     assert doc["filter"]["cgroup"] == str(cg)
     assert doc["threads"] and {t["pid"] for t in doc["threads"]} == {inside.pid}
     assert thread_ns(doc) > 0
