@@ -145,10 +145,13 @@ def state_context(state: Mapping[str, Any]) -> dict[str, Any]:
 
 class _Monotonic:
     """A cumulative source that may restart from 0 (a database or recorder restart)
-    made into a counter that only grows: from 0 at first sight, adding each rise."""
+    made into a counter that only grows, adding each rise. ``from_zero``: the source
+    began when the exporter did (the recorder's drops), so its first value counts
+    whole; otherwise (a database's commits since its start) counting starts at 0 at
+    first sight."""
 
-    def __init__(self) -> None:
-        self.last: float | None = None
+    def __init__(self, from_zero: bool = False) -> None:
+        self.last: float | None = 0.0 if from_zero else None
         self.total = 0.0
 
     def see(self, value: float) -> float:
@@ -265,7 +268,7 @@ class ExportState:
             ctx = replace(snap.context, **kw)
             drops = dict(snap.drops)
             for k, v in drop_kinds(kw.get("drops") or {}).items():
-                drops[k] = int(self._drops.setdefault(k, _Monotonic()).see(float(v)))
+                drops[k] = int(self._drops.setdefault(k, _Monotonic(from_zero=True)).see(float(v)))
             commits = snap.db_commits
             if kw.get("db_commits") is not None:
                 commits = self._commits.see(float(kw["db_commits"]))
