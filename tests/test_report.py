@@ -16,8 +16,9 @@ from markupsafe import escape
 from lockscope.analysis import analyze
 from lockscope.errors import UsageError
 from lockscope.report import render_report
+from lockscope.report.flame.embed import flame_for_embedding
 from lockscope.report.flame.folded import iter_folded, merge, records_folded, strip_offsets
-from lockscope.report.html import flame_for_embedding, inline_svg
+from lockscope.report.html import inline_svg
 from lockscope.report.model import VERDICTS
 from lockscope.schema import SCHEMA
 

@@ -13,8 +13,6 @@ SVGs are prepared for one page:
 
 from __future__ import annotations
 
-import base64
-import gzip
 import re
 from pathlib import Path
 from typing import Any
@@ -22,12 +20,11 @@ from typing import Any
 from markupsafe import Markup
 
 from . import fmt
+from .flame.embed import embedding
 from .flame.graphs import FlameSet, verb
 from .model import ReportModel
 from .plots import Plot
 from .templating import TEMPLATES, environment
-
-_HEIGHT = re.compile(rb'<svg[^>]*?\sheight="(\d+(?:\.\d+)?)"', re.S)
 
 
 def flame_entries(flames: FlameSet | None, fs_names: list[str], base: Path,
@@ -44,11 +41,9 @@ def flame_entries(flames: FlameSet | None, fs_names: list[str], base: Path,
                      "packed": None, "height": 0,
                      "open": bool(g.diff) and g.kind == "lockwait",
                      "svg_name": _rel(g.svg, base), "folded_name": _rel(g.folded, base)}
-            if embed and g.svg is not None and g.svg.exists():
-                raw = g.svg.read_bytes()
-                m = _HEIGHT.search(raw[:4096])
-                entry["height"] = int(float(m.group(1))) + 4 if m else 600
-                entry["packed"] = packed(flame_for_embedding(raw.decode("utf-8", "replace")))
+            if embed and g.svg is not None and (g.embedded or g.svg.exists()):
+                # packed by the thread that drew it (Drawer), or here
+                entry["height"], entry["packed"] = g.embedded or embedding(g.svg)
             entries.append(entry)
         if entries:
             out[fs] = entries
@@ -90,34 +85,3 @@ def inline_svg(svg: str, prefix: str) -> str:
     body = _PROLOG.sub("", svg, count=1)
     body = _METADATA.sub("", body, count=1)
     return _IDS.sub(lambda m: m.group(0) + f"{prefix}-", body)
-
-
-# inferno saves zoom/search state with history.replaceState, which an embedded
-# data: document may not do (it throws a SecurityError). Guard that one call.
-_REPLACE = "history.replaceState("
-_GUARD = ("function lockscopeReplaceState(a, b, c) { try { history.replaceState(a, b, c); } "
-          "catch (e) { /* embedded: no URL state */ } }\n")
-
-
-# A frame laid out at zero width (a closed section, a resize while printing or
-# taking a screenshot) would make inferno compute negative widths and infinite
-# text positions, and log errors: skip such layouts; the next resize redraws.
-_RESIZE = "var update_for_width_change = function() {"
-_RESIZE_SAFE = _RESIZE + " if (!(svg.width.baseVal.value > xpad * 2)) { return; }"
-
-
-def flame_for_embedding(svg: str) -> str:
-    """inferno's SVG made safe inside an iframe: guarded URL state, no zero-width layout."""
-    svg = svg.replace(_RESIZE, _RESIZE_SAFE, 1)
-    if _REPLACE not in svg:
-        return svg
-    svg = svg.replace(_REPLACE, "lockscopeReplaceState(")
-    # Define the guard at the top of inferno's first script block.
-    return svg.replace("<![CDATA[", "<![CDATA[\n" + _GUARD, 1)
-
-
-def packed(svg: str) -> str:
-    """gzip + base64 of an SVG document, as the page's script unpacks it."""
-    # mtime=0: the same input gives the same report, byte for byte.
-    return base64.b64encode(gzip.compress(svg.encode("utf-8"), compresslevel=6, mtime=0)
-                            ).decode("ascii")

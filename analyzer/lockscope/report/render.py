@@ -117,8 +117,9 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
         result.flame_dir = out / "flame"
         inferno = find_inferno()
         # inferno draws each graph in its own process as soon as its stacks are
-        # written, while this thread sums the next ones.
-        drawer = Drawer(inferno, jobs)
+        # written, while this thread sums the next ones; the drawing thread then
+        # packs it for the page.
+        drawer = Drawer(inferno, jobs, embed="html" in formats)
         flames = collect(doc, result.flame_dir, claim=guard.claim, on_graph=drawer.submit)
         if inferno is None:
             flames.notes.insert(0, MISSING_NOTE)

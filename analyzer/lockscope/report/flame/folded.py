@@ -103,20 +103,49 @@ def strip_offsets(text: str) -> str:
     return _OFFSETS.sub("", text) if "+0x" in text else text
 
 
-def strip_lines(lines: list[str], cache: dict[str, str]) -> str:
-    """strip_offsets over folded lines ``stack value``, joined by newlines.
+class _StrippedFrames(dict[str, str]):
+    """frame → the frame without its return offset, computed on first use."""
 
-    The same stacks come back at every point of a sweep (and in every repeat), so
-    each distinct stack is stripped once; `cache` maps it to its stripped form
-    for the calls that share it."""
-    out = []
+    def __missing__(self, frame: str) -> str:
+        bare = self[frame] = strip_offsets(frame)
+        return bare
+
+
+class StrippedStacks(dict[str, str]):
+    """stack → the stack without return offsets, computed on first use.
+
+    The same stacks come back at every point of a sweep (and in every repeat), and
+    a few hundred frames make up all of them: each distinct stack is stripped once,
+    frame by frame, and each distinct frame once. Frame by frame is the same as
+    strip_offsets over the whole stack: an offset never spans a ``;``, and a
+    frame's end is where the whole stack has a ``;`` or the space before the value.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._frame = _StrippedFrames().__getitem__
+
+    def __missing__(self, stack: str) -> str:
+        bare = self[stack] = (";".join(map(self._frame, stack.split(";")))
+                              if "+0x" in stack else stack)
+        return bare
+
+
+def strip_lines(lines: list[str], cache: StrippedStacks) -> tuple[str, int]:
+    """strip_offsets over folded lines ``stack value``, each ended by a newline, and
+    the sum of their values. ValueError when a line is not ``stack value`` with an
+    integer value (then the careful path takes it); `cache` keeps the stripped
+    stacks for the next calls."""
+    out: list[str] = []
+    put = out.append
+    total = 0
     for line in lines:
         stack, _, value = line.rpartition(" ")
-        bare = cache.get(stack)
-        if bare is None:
-            bare = cache[stack] = strip_offsets(stack)
-        out.append(f"{bare} {value}")
-    return "\n".join(out)
+        if not stack:
+            raise ValueError("a folded line without a value")
+        total += int(value)
+        put(f"{cache[stack]} {value}\n")
+    return "".join(out), total
 
 
 def _record_stack(rec: dict[str, Any]) -> str | None:
@@ -242,13 +271,8 @@ class PointStacks:
     annotated: bool = False
 
 
-def _value_of(line: str) -> int:
-    # Only the number after the last space: no need to copy the stack itself.
-    return int(line[line.rindex(" ") + 1:])
-
-
 def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: str,
-                cache: dict[str, str] | None = None) -> PointStacks:
+                cache: StrippedStacks | None = None) -> PointStacks:
     """Write the `kind` stacks of several runs (a point's repeats) into one folded file.
 
     The repeats' lines are concatenated, not merged: inferno, FlameGraph and
@@ -259,7 +283,7 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
     line by line.
     """
     out = PointStacks()
-    cache = {} if cache is None else cache
+    cache = StrippedStacks() if cache is None else cache
     with open(path, "w", buffering=1 << 20) as fh:
         for run in runs:
             data = run_folded(run, kind)
@@ -267,14 +291,13 @@ def write_point(path: str | os.PathLike, runs: Iterable[dict[str, Any]], kind: s
                 continue
             if isinstance(data, list) and all(isinstance(x, str) for x in data[:3]):
                 try:
-                    total = sum(_value_of(line) for line in data)
                     if any("\n" in line for line in data[:3]):
                         raise ValueError("lines carry newlines")
+                    text, total = strip_lines(data, cache)
                 except (ValueError, TypeError, AttributeError):
                     pass  # not clean folded lines: take the careful path below
                 else:
-                    fh.write(strip_lines(data, cache))
-                    fh.write("\n")
+                    fh.write(text)
                     out.total += total
                     out.lines += len(data)
                     out.annotated = out.annotated or any("_[k]" in x for x in data[:200])

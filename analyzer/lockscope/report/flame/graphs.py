@@ -21,7 +21,8 @@ from typing import Any
 
 from ...schema import ResultsDoc, traced_points
 from .. import fmt
-from .folded import KIND_TITLES, KINDS, UNITS, run_folded, write_point
+from .embed import embedding
+from .folded import KIND_TITLES, KINDS, UNITS, StrippedStacks, run_folded, write_point
 from .inferno import Inferno, InfernoError
 
 KIND_NOUNS = {"lockwait": "lock-wait", "offcpu": "off-CPU", "holders": "lock-holder"}
@@ -48,6 +49,7 @@ class Graph:
     error: str | None = None
     annotated: bool = False              # frames carry perf-style "_[k]" kernel marks
     pair: tuple[Graph | None, Graph] | None = field(default=None, repr=False)
+    embedded: tuple[int, str] | None = field(default=None, repr=False)  # embed.embedding()
 
     @property
     def label(self) -> str:
@@ -127,7 +129,7 @@ def collect(doc: ResultsDoc, flame_dir: str | os.PathLike, *,
     flame_dir.mkdir(parents=True, exist_ok=True)
     result = FlameSet()
     grouped = group_runs(doc)
-    stripped: dict[str, str] = {}  # stacks without offsets, shared by the points
+    stripped = StrippedStacks()  # stacks without offsets, shared by the points
     for fs, by_threads in grouped.items():
         if only_fs is not None and fs != only_fs:
             continue
@@ -203,7 +205,7 @@ def _palette(g: Graph) -> str:
     return "io" if g.kind == "offcpu" else "hot"
 
 
-def _draw(inferno: Inferno, g: Graph) -> None:
+def _draw(inferno: Inferno, g: Graph, embed: bool = False) -> None:
     assert g.folded is not None and g.svg is not None   # planned graphs have both
     try:
         if g.diff:
@@ -232,13 +234,21 @@ def _draw(inferno: Inferno, g: Graph) -> None:
         if g.svg is not None and g.svg.exists():
             g.svg.unlink()
         g.svg = None
+        return
+    if embed:
+        try:
+            g.embedded = embedding(g.svg)
+        except OSError:
+            pass  # the page's writer reads it again and says why not
 
 
 class Drawer:
-    """Runs inferno for each graph as soon as it is submitted, a few processes at a time."""
+    """Runs inferno for each graph as soon as it is submitted, a few processes at a time;
+    with `embed`, each drawn graph is packed for the HTML page (embed.embedding) too."""
 
-    def __init__(self, inferno: Inferno | None, jobs: int | None = None):
+    def __init__(self, inferno: Inferno | None, jobs: int | None = None, embed: bool = False):
         self.inferno = inferno
+        self.embed = embed
         self.pool = (ThreadPoolExecutor(max_workers=max(1, jobs or os.cpu_count() or 1))
                      if inferno else None)
         self.futures: list[Future] = []
@@ -250,7 +260,7 @@ class Drawer:
         elif g.diff and self.inferno.diff_folded is None:
             g.svg, g.error = None, "inferno-diff-folded not found"
         else:
-            self.futures.append(self.pool.submit(_draw, self.inferno, g))
+            self.futures.append(self.pool.submit(_draw, self.inferno, g, self.embed))
 
     def finish(self, flames: FlameSet) -> FlameSet:
         """Wait for every drawing; failures become notes."""
