@@ -24,3 +24,11 @@ def test_commits_count_from_first_sight_and_a_database_restart_is_absorbed():
     state.set_context(db_commits=1040)
     state.set_context(db_commits=15)
     assert state.snapshot().db_commits == 55
+
+
+def test_pauses_add_up_across_recorder_restarts():
+    state = ExportState()
+    state.set_context(pauses={"pauses": 2, "paused_ns": 3_000_000_000})
+    state.set_context(pauses={"pauses": 3, "paused_ns": 4_500_000_000})
+    state.set_context(pauses={"pauses": 1, "paused_ns": 1_000_000_000})   # a new recorder
+    assert state.snapshot().pauses == {"pauses": 4, "paused_ns": 5_500_000_000}

@@ -367,3 +367,6 @@ def test_interval_state_sets_occupancy_drops_and_duty(recorded):
     kinds = {x.labels["kind"] for x in s["lockscope_recorder_drops_total"]}
     assert kinds >= {f"map_full.{m}" for m in last["drops"]["map_full_by_map"]}
     assert s["lockscope_recorder_duty_ratio"][0].value == last["sampling"]["duty_pct"] / 100
+    assert s["lockscope_recorder_pauses_total"][0].value == last["sampling"]["pauses"]
+    assert s["lockscope_recorder_paused_seconds_total"][0].value == \
+        last["sampling"]["paused_ns"] / 1e9

@@ -151,7 +151,7 @@ def test_cpu_share_agrees_with_bpftool(ext4_fs, tmp_path):
 
 
 @pytest.mark.kernel
-def test_budget_sheds_stacks_then_groups_then_detaches(tmp_path):
+def test_budget_sheds_stacks_then_groups_then_pauses_and_goes_on(tmp_path):
     out = tmp_path / "rec.json"
     # one non-core group left on; everything on this machine costs more than 0.0001%
     res = run_record("--list-features")
@@ -161,27 +161,47 @@ def test_budget_sheds_stacks_then_groups_then_detaches(tmp_path):
     # group busy with writes, whatever else this host does.
     writer = subprocess.Popen([sys.executable, "-c", WRITE_LOOP])
     try:
-        res = run_record("--duration", "30", "--max-overhead", "0.0001", "--disable", off,
-                         "--out", str(out))
+        res = run_record("--duration", "25", "--max-overhead", "0.0001", "--disable", off,
+                         "--max-pause-ms", "1500", "--interval-ms", "500", "--out", str(out))
     finally:
         writer.kill()
         writer.wait()
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
-    o = doc["overhead"]
-    # the duty goes down first, to its floor at once (the budget is far below the share)
-    assert [(s["kind"], s["what"]) for s in o["shed"]] == [
-        ("duty", "duty 10%"), ("stacks", "user_stacks"), ("stacks", "stacks"),
-        ("group", "syscalls"), ("all", "all")]
+    o, sampling = doc["overhead"], doc["sampling"]
+    steps = [(s["kind"], s["what"]) for s in o["shed"]]
+    # the duty goes down first, to its floor at once (the budget is far below the share),
+    # then stacks, the one non-core group, and then pauses: the core groups alone are
+    # over a budget this small, every time they are attached again
+    assert steps[:4] == [("duty", "duty 10%"), ("stacks", "user_stacks"),
+                         ("stacks", "stacks"), ("group", "syscalls")]
+    pauses = o["shed"][4:]
+    assert len(pauses) >= 2 and all(s["kind"] == "pause" for s in pauses)
+    assert sampling["pauses"] == len(pauses)
+    assert all(s["pause_ns"] == 1500e6 for s in pauses)   # far over: the longest pause
+    assert o["max_pause_ns"] == 1500e6
     assert doc["sampling"]["duty_pct"] == 10 and doc["sampling"]["requested_pct"] == 100
     start, end = doc["interval"]["start_mono_ns"], doc["interval"]["end_mono_ns"]
     times = [s["t_ns"] for s in o["shed"]]
-    assert start < times[0] < times[1] < times[2] < times[3] < times[4] <= end
+    assert start < times[0] and times == sorted(times) and times[-1] <= end
+    # a pause lasts its length, and the next one comes only after the probes were
+    # attached again and watched again
+    for a, b in zip(pauses, pauses[1:]):
+        assert b["t_ns"] - a["t_ns"] >= a["pause_ns"]
     assert all(s["after_ns"] == s["t_ns"] - start for s in o["shed"])
     assert all(s["share_before"] > 0.0001 / 100 for s in o["shed"])
-    assert o["detached"] and group(doc, "syscalls")["shed"]
-    # the window closed at the detach, long before --duration
-    assert doc["interval"]["duration_ns"] < 20e9
+    assert group(doc, "syscalls")["shed"]
+    # the window stays open to --duration; paused time is not observed time
+    assert doc["interval"]["duration_ns"] >= 24e9
+    ended_paused = end - pauses[-1]["t_ns"] < pauses[-1]["pause_ns"]
+    paused = sum(min(s["pause_ns"], end - s["t_ns"]) for s in pauses)
+    assert sampling["paused_ns"] == pytest.approx(paused, rel=0.05)
+    assert o["detached"] == ended_paused
+    assert doc["interval"]["observed_ns"] <= doc["interval"]["duration_ns"] - paused
+    # recording goes on after a pause: an interval after the first pause's end observed
+    first_end = pauses[0]["t_ns"] + pauses[0]["pause_ns"]
+    assert any(iv["interval"]["start_mono_ns"] >= first_end and iv["interval"]["observed_ns"] > 0
+               for iv in doc["series"])
     assert o["max_overhead_pct"] == pytest.approx(0.0001)
     assert o["core_groups"] == list(CORE)
 

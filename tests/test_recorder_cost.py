@@ -47,16 +47,19 @@ def test_unavailable_statistics_give_no_sentence():
 
 def test_shed_notes_say_what_and_when():
     runs = [run("ext4", 4, trace(0.03, 0.001, [("user_stacks", 1), ("stacks", 2),
-                                               ("syscalls", 3), ("all", 4)], detached=True)),
+                                               ("syscalls", 3), ("all", 4), ("all", 6.5),
+                                               ("all", 9)], detached=True)),
             run("xfs", 4, trace(0.01, 0.001))]
     notes = shed_notes(runs)
     assert len(notes) == 1
     assert notes[0].startswith("ext4 4 threads: the recorder went over its --max-overhead "
                                "budget of 2.0%")
+    # the pauses, one step each in the trace, fold into one part
     for part in ("user stacks after 1.0 s", "all stacks after 2.0 s",
-                 "the syscalls probes after 3.0 s", "every probe after 4.0 s",
-                 "covers only the time before it detached"):
+                 "the syscalls probes after 3.0 s", "every probe paused 3 times from 4.0 s",
+                 "paused when the window ended"):
         assert part in notes[0]
+    assert notes[0].count("paused") == 2
 
 
 def test_report_shows_the_cost_and_what_was_shed():

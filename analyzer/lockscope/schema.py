@@ -247,6 +247,7 @@ class TraceOverhead(TypedDict, total=False):
     cpu_share_observed: float | None
     stats_clock: StatsClock
     max_overhead_pct: float
+    max_pause_ns: int
     core_groups: list[str]
     per_program: list[dict[str, Any]]
     per_group: list[dict[str, Any]]
@@ -268,6 +269,8 @@ class Sampling(TypedDict, total=False):
     toggles: int            # switches off and on
     toggle_ns: int          # their wall time
     toggle_cpu_ns: int      # the recorder thread's CPU in them
+    pauses: int             # --max-overhead pauses (every probe detached)
+    paused_ns: int          # their time up to the window's end
 
 
 class TraceSection(TypedDict, total=False):
@@ -479,7 +482,7 @@ class AttachSettings(TypedDict, total=False):
     interval_s: float
     max_overhead_pct: float
     duty_pct: int | None
-    ended: str                  # duration, interrupted, target exited, overhead limit;
+    ended: str                  # duration, interrupted, target exited;
                                 # --continuous: stopped, target exited
     recorder_argv: list[str]
     continuous: bool            # --continuous: the keys below too

@@ -33,6 +33,10 @@ void duty_stop(struct rec_duty *d, __u64 now)
 	if (!d->running)
 		return;
 	d->observed_ns = duty_observed(d, now);
+	if (d->paused_until) { /* the window ends paused: paused_until stays set */
+		d->paused_ns += now - d->pause_start;
+		d->pause_start = now;
+	}
 	d->ended_on = d->on;
 	d->running = d->on = false;
 }
@@ -48,6 +52,8 @@ __u64 duty_next(const struct rec_duty *d)
 
 	if (!d->running)
 		return 0;
+	if (d->paused_until)
+		return d->paused_until;
 	if (d->closing)
 		return d->close_at;
 	if (d->pct >= 100) /* raised back to 100 in an "off" phase: attach now */
@@ -60,8 +66,10 @@ void duty_set(struct rec_duty *d, unsigned int pct)
 	d->pct = pct < 1 ? 1 : pct > 100 ? 100 : pct;
 }
 
-/* Attach again: state left by the last phase is stale, and marked so. */
-static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS])
+/* Attach again: state left by the last phase is stale, and marked so.
+ * relink: the links were destroyed (a pause) even with --duty-flag. */
+static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS],
+			 bool relink)
 {
 	struct record_bpf *skel = p->skel;
 	__u64 t0, t1, cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -74,10 +82,10 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&skel->data->observe_end_ns, ~0ULL, __ATOMIC_SEQ_CST);
+	if (!d->by_flag || relink)
+		d->failed += probe_resume(p, shed, d->holder_period_ms);
 	if (d->by_flag)
 		__atomic_store_n(&skel->bss->duty_off, 0, __ATOMIC_SEQ_CST);
-	else
-		d->failed += probe_resume(p, shed, d->holder_period_ms);
 	/* The programs came on one by one since t0 (tens of ms on a busy
 	 * host): a pair begun meanwhile may have had its begin missed, so
 	 * the phase, for the programs and for the observed time alike,
@@ -109,6 +117,13 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 
 	if (!next || clock_ns(CLOCK_MONOTONIC) < next)
 		return;
+	if (d->paused_until) {
+		now = clock_ns(CLOCK_MONOTONIC);
+		d->paused_ns += now - d->pause_start;
+		d->paused_until = 0;
+		attach_again(d, p, shed, true);
+		return;
+	}
 	if (d->on) {
 		/* The observed part ends: pairs begun from now on are not
 		 * counted (begun_in_view); those in flight end in the grace. */
@@ -134,7 +149,41 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 		d->closing = false;
 		return;
 	}
-	attach_again(d, p, shed);
+	attach_again(d, p, shed, false);
+}
+
+void duty_pause(struct rec_duty *d, struct rec_probe *p, __u64 now, __u64 len_ns)
+{
+	__u64 t0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	/* with --duty-flag the links stay in off phases; else only in on ones
+	 * and their grace */
+	bool linked = d->by_flag || d->on || d->closing;
+
+	if (!d->running || d->paused_until)
+		return;
+	if (d->on) {
+		/* as at the end of an on phase, without the grace: what is in
+		 * flight now ends unseen, and pairs begun from now on are not
+		 * counted (begun_in_view) */
+		__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
+		d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
+		d->on = false;
+	}
+	d->closing = false;
+	if (linked) {
+		probe_pause(p);
+		d->toggles++;
+		d->toggle_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+		d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	}
+	d->phase_start = d->pause_start = now;
+	d->paused_until = now + (len_ns ? len_ns : 1);
+	d->pauses++;
+}
+
+__u64 duty_paused_ns(const struct rec_duty *d, __u64 now)
+{
+	return d->paused_ns + (d->paused_until && now > d->pause_start ? now - d->pause_start : 0);
 }
 
 void duty_json(const struct rec_duty *d, struct json_out *j, __u64 end)
@@ -151,5 +200,7 @@ void duty_json(const struct rec_duty *d, struct json_out *j, __u64 end)
 	json_uint(j, "toggles", d->toggles);
 	json_uint(j, "toggle_ns", d->toggle_ns);
 	json_uint(j, "toggle_cpu_ns", d->toggle_cpu_ns);
+	json_uint(j, "pauses", d->pauses);
+	json_uint(j, "paused_ns", duty_paused_ns(d, end));
 	json_end_object(j);
 }

@@ -36,6 +36,12 @@ struct rec_duty {
 	__u64 toggle_cpu_ns;
 	unsigned int holder_period_ms;
 	bool by_flag;                /* off phases set duty_off instead of detaching */
+	/* --max-overhead's last resort: every program detached until then
+	 * (CLOCK_MONOTONIC), 0 when not paused */
+	__u64 paused_until;
+	__u64 pause_start;
+	__u64 pauses;
+	__u64 paused_ns;             /* of the pauses that ended */
 };
 
 void duty_init(struct rec_duty *d, unsigned int pct, unsigned int period_ms,
@@ -54,6 +60,11 @@ __u64 duty_next(const struct rec_duty *d);
 void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS]);
 /* A new duty (--max-overhead), from the current phase on. */
 void duty_set(struct rec_duty *d, unsigned int pct);
+/* Detaches every program until now + len_ns (a flag is not enough: a
+ * program left attached still runs), then duty_tick attaches them again. */
+void duty_pause(struct rec_duty *d, struct rec_probe *p, __u64 now, __u64 len_ns);
+/* Paused time up to now, the pause in progress included. */
+__u64 duty_paused_ns(const struct rec_duty *d, __u64 now);
 /* The "sampling" object. */
 void duty_json(const struct rec_duty *d, struct json_out *j, __u64 end);
 

@@ -72,8 +72,7 @@ enum timer { T_SCAN, T_BUDGET, T_SERIES, NR_TIMERS };
 #define BUDGET_FIRST_S 0.25
 
 /* Waits for stdin (when watched), a signal or the deadline, running the
- * session's periodic work. An early detach (over --max-overhead) ends the
- * wait unless stdin is watched: a caller driving stdin stops it. */
+ * session's periodic work. */
 static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadline)
 {
 	const struct rec_opts *o = s->opts;
@@ -119,8 +118,8 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 				session_tick(s);
 			else if (t == T_SERIES)
 				session_series_tick(s);
-			else if (session_overhead_tick(s) && !watch_stdin)
-				return WAKE_DEADLINE;
+			else
+				session_overhead_tick(s);
 			next[t] += period[t];
 			if (next[t] < mono_s())
 				next[t] = mono_s() + period[t];

@@ -116,7 +116,11 @@ static const struct opt_def defs[] = {
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
 	  "went over it, lower --duty (down to 10%), then shed user stacks, then all stacks, then "
 	  "the costliest non-core probe group; with only the core groups (lock, dio, sched) left "
-	  "and still over, detach and end the window early", "0: never adjust" },
+	  "and still over, detach every probe for a pause long enough to bring the mean share "
+	  "under the budget (at most --max-pause-ms), then attach them again and go on "
+	  "checking; the window stays open", "0: never adjust" },
+	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,
+	  "the longest pause of --max-overhead's last resort", NULL },
 	{ "duty", 0, "PCT", OK_UINT, F(duty_pct), 100, 1, 100, false,
 	  "time-sampled recording: in each --duty-period-ms, attach the probes for PCT% of it "
 	  "and detach them for the rest (a probe left attached costs a run per event of every "

@@ -70,13 +70,15 @@ static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 	return window && v->online_cpus > 0 ? (double)ns / ((double)window * v->online_cpus) : 0;
 }
 
-void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct)
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
+		   unsigned int max_pause_ms)
 {
 	struct bpf_program *prog;
 	bool was_on = sysctl_on();
 
 	memset(v, 0, sizeof(*v));
 	v->max_share = max_overhead_pct / 100.0;
+	v->max_pause_ns = (__u64)max_pause_ms * 1000000ULL;
 	v->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (v->stats_fd < 0) {
@@ -112,7 +114,7 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		p->cnt0 = p->mark_cnt = p->cnt;
 		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
 	}
-	v->start_mono = v->tick_mono = v->mark_mono = now;
+	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = now;
 	v->tick_observed = 0;
 	getrusage(RUSAGE_SELF, &v->ru_start);
 	v->ru_mark = v->ru_start;
@@ -134,18 +136,22 @@ void overhead_free(struct rec_overhead *v)
 	v->stats_fd = -1;
 }
 
-static void add_shed(struct rec_overhead *v, __u64 now, const char *kind, const char *what,
-		     double share)
+/* A step, kept while there is room (the last ones of a long window are
+ * counted in "sampling" only). */
+static struct rec_shed *add_shed(struct rec_overhead *v, __u64 now, const char *kind,
+				 const char *what, double share)
 {
 	struct rec_shed *s;
 
 	if (v->nr_shed == REC_MAX_SHED)
-		return;
+		return NULL;
 	s = &v->shed[v->nr_shed++];
+	memset(s, 0, sizeof(*s));
 	s->t_ns = now;
 	s->kind = kind;
 	snprintf(s->what, sizeof(s->what), "%s", what);
 	s->share_before = share;
+	return s;
 }
 
 /* The duty is aimed a little under the budget (the window's share is a mean
@@ -197,16 +203,33 @@ static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now,
 	note_duty(v, duty, now, share, pct);
 }
 
-bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+/* The pause that brings the mean share, over the run since the last pause
+ * (or the window's start) and the pause itself, to DUTY_AIM of the budget:
+ * run × (share / aim − 1), within [PAUSE_MIN_NS, --max-pause-ms]. A budget
+ * far below the share pauses for the longest, and checks again after it. */
+#define PAUSE_MIN_NS 1000000000ULL
+#define PAUSE_SETTLE_NS 500000000ULL
+
+static __u64 pause_len(const struct rec_overhead *v, double share, __u64 now)
+{
+	double run = (double)(now - v->run_since);
+	double len = run * (share / (DUTY_AIM * v->max_share) - 1);
+
+	return len > (double)v->max_pause_ns ? v->max_pause_ns :
+	       len < PAUSE_MIN_NS ? PAUSE_MIN_NS : (__u64)len;
+}
+
+void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 		   struct rec_duty *duty, __u64 now)
 {
 	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
 	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
+	struct rec_shed *step;
 	int i, best = -1;
 	double share;
 
-	if (!v->start_mono || v->end_mono || v->detached || v->src == STATS_OFF || !dt)
-		return false;
+	if (!v->start_mono || v->end_mono || v->src == STATS_OFF || !dt)
+		return;
 	read_progs(v);
 	for (i = 0; i < v->nr_progs; i++) {
 		struct rec_prog_stat *p = &v->progs[i];
@@ -221,27 +244,29 @@ bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 	v->tick_observed = observed;
 	/* the share of a whole duty period: over the "on" time, times the duty */
 	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
-	if (v->max_share <= 0)
-		return false;
+	/* not judged in a pause, nor on the first part-second after it */
+	if (v->max_share <= 0 || duty->paused_until ||
+	    (v->run_since > v->start_mono && now < v->run_since + PAUSE_SETTLE_NS))
+		return;
 	if (share <= v->max_share) {
 		if (on && share < DUTY_RAISE_BELOW * v->max_share)
 			raise_duty(v, duty, now, share);
-		return false;
+		return;
 	}
 	if (lower_duty(v, duty, now, share))
-		return false;
+		return;
 	/* stacks first: they cost inside the switch and lock programs */
 	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
 		v->stacks_shed = REC_SHED_USTACKS;
 		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
 		add_shed(v, now, "stacks", "user_stacks", share);
-		return false;
+		return;
 	}
 	if (v->stacks_shed < REC_SHED_STACKS) {
 		v->stacks_shed = REC_SHED_STACKS;
 		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
 		add_shed(v, now, "stacks", "stacks", share);
-		return false;
+		return;
 	}
 	for (i = 0; i < NR_GROUPS; i++) {
 		if (overhead_group_core(i) || v->group_shed[i] || !probe_group_on(probe, i))
@@ -255,16 +280,17 @@ bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 		probe_detach_group(probe, best);
 		v->group_shed[best] = true;
 		add_shed(v, now, "group", probe_groups[best].name, share);
-		return false;
+		return;
 	}
-	/* only the core groups are left, and they alone are over budget */
-	probe_detach_group(probe, -1);
-	__atomic_store_n(&skel->bss->enabled, 0, __ATOMIC_SEQ_CST);
-	for (i = 0; i < NR_GROUPS; i++)
-		v->group_shed[i] = v->group_shed[i] || probe_group_on(probe, i);
-	v->detached = true;
-	add_shed(v, now, "all", "all", share);
-	return true;
+	/* Only the core groups are left, and they alone are over budget: a
+	 * pause keeps the budget and the window (a continuous attach goes on
+	 * recording after it). */
+	v->pause_ns = pause_len(v, share, now);
+	duty_pause(duty, probe, now, v->pause_ns);
+	step = add_shed(v, now, "pause", "all", share);
+	if (step)
+		step->pause_ns = v->pause_ns;
+	v->run_since = now + v->pause_ns;
 }
 
 static void json_runs(struct json_out *j, __u64 cnt, __u64 ns, double share)
@@ -355,6 +381,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	json_share(v, j, "cpu_share_observed", total, v->observed_ns);
 	json_stats_clock(v, j, runs, total, window);
 	json_double(j, "max_overhead_pct", v->max_share * 100);
+	json_uint(j, "max_pause_ns", v->max_pause_ns);
 	json_key(j, "core_groups");
 	json_begin_array(j);
 	for (i = 0; i < NR_GROUPS; i++)
@@ -407,6 +434,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 		json_string(j, "kind", v->shed[i].kind);
 		json_string(j, "what", v->shed[i].what);
 		json_double(j, "share_before", v->shed[i].share_before);
+		if (v->shed[i].pause_ns)
+			json_uint(j, "pause_ns", v->shed[i].pause_ns);
 		json_end_object(j);
 	}
 	json_end_array(j);

@@ -28,9 +28,10 @@ struct rec_prog_stat {
 
 struct rec_shed {
 	__u64 t_ns;             /* CLOCK_MONOTONIC */
-	const char *kind;       /* "duty", "stacks", "group", "all" */
+	const char *kind;       /* "duty", "stacks", "group", "pause" */
 	char what[32];          /* "duty 35%", "user_stacks", "stacks", a group name, "all" */
 	double share_before;    /* BPF CPU share over the last second */
+	__u64 pause_ns;         /* "pause": how long */
 };
 
 /* What the stats rest on. */
@@ -55,7 +56,10 @@ struct rec_overhead {
 	struct rusage ru_start, ru_end, ru_mark;
 	bool group_shed[NR_GROUPS];
 	__u32 stacks_shed;      /* REC_SHED_* */
-	bool detached;          /* everything detached: window closed early */
+	bool detached;          /* the window ended in a pause (set when it closes) */
+	__u64 run_since;        /* CLOCK_MONOTONIC: the window's start or the last pause */
+	__u64 pause_ns;         /* the last pause's length */
+	__u64 max_pause_ns;     /* --max-pause-ms */
 	struct rec_shed shed[REC_MAX_SHED];
 	int nr_shed;
 };
@@ -63,16 +67,17 @@ struct rec_overhead {
 struct record_bpf;
 
 /* After load and attach: turn the statistics on and list the programs. */
-void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct);
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
+		   unsigned int max_pause_ms);
 void overhead_start(struct rec_overhead *v, __u64 now);
 void overhead_stop(struct rec_overhead *v, __u64 now);
 void overhead_free(struct rec_overhead *v);
 
 /* Once a second while recording: when the last second's share was over the
- * budget, lowers the duty (down to DUTY_FLOOR_PCT), else sheds one step.
- * Returns true when everything was detached (only the core groups were left
- * and still over budget): the window must close. */
-bool overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+ * budget, lowers the duty (down to DUTY_FLOOR_PCT), else sheds one step; the
+ * last step pauses every program for a while (duty_pause), and the checks go
+ * on when they are attached again. */
+void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 		   struct rec_duty *duty, __u64 now);
 
 /* The "overhead" object of the final document. */

@@ -177,7 +177,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	if (err)
 		return err;
 	s->stacks_ready = true;
-	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct);
+	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct, o->max_pause_ms);
 	s->ovh_ready = true;
 	session_tick(s);
 	return 0;
@@ -253,6 +253,7 @@ static void close_window(struct rec_session *s)
 	s->end_wall = clock_ns(CLOCK_REALTIME);
 	duty_stop(&s->duty, s->end_mono);
 	s->ovh.observed_ns = s->duty.observed_ns;
+	s->ovh.detached = s->duty.paused_until != 0;
 	overhead_stop(&s->ovh, s->end_mono);
 }
 
@@ -264,19 +265,15 @@ void session_stop(struct rec_session *s)
 		stacks_unwind_finish(&s->stacks);
 }
 
-bool session_overhead_tick(struct rec_session *s)
+void session_overhead_tick(struct rec_session *s)
 {
-	if (!s->started || s->end_mono)
-		return false;
-	if (!overhead_tick(&s->ovh, s->probe.skel, &s->probe, &s->duty, clock_ns(CLOCK_MONOTONIC)))
-		return false;
-	close_window(s);
-	return true;
+	if (s->started && !s->end_mono)
+		overhead_tick(&s->ovh, s->probe.skel, &s->probe, &s->duty, clock_ns(CLOCK_MONOTONIC));
 }
 
 __u64 session_duty_tick(struct rec_session *s)
 {
-	if (!s->started || s->end_mono || s->ovh.detached)
+	if (!s->started || s->end_mono)
 		return 0;
 	duty_tick(&s->duty, &s->probe, s->ovh.group_shed);
 	return duty_next(&s->duty);

@@ -52,9 +52,9 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 void session_start(struct rec_session *s);
 /* While recording: read /proc for new inodes and processes. */
 void session_tick(struct rec_session *s);
-/* Once a second while recording: the --max-overhead check. True when
- * everything was detached and the window closed early. */
-bool session_overhead_tick(struct rec_session *s);
+/* Once a second while recording: the --max-overhead check (it may pause
+ * every program for a while; the window stays open). */
+void session_overhead_tick(struct rec_session *s);
 /* While recording: the --duty phase change, when due; when the next is due
  * (CLOCK_MONOTONIC ns), 0 for never. */
 __u64 session_duty_tick(struct rec_session *s);

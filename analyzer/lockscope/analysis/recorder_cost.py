@@ -4,11 +4,14 @@ the report, and notes for what --max-overhead shed."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..schema import Run, RunRecorderCost
 
-_SHED_WORDS = {"user_stacks": "user stacks", "stacks": "all stacks", "all": "every probe"}
+_SHED_WORDS = {"user_stacks": "user stacks", "stacks": "all stacks"}
+# the last resort's step: every probe detached for a while, then attached again
+PAUSE = "all"
 
 
 def _shed_words(what: str) -> str:
@@ -16,6 +19,18 @@ def _shed_words(what: str) -> str:
     if what.startswith("duty "):
         return f"probe time down to {what[5:]} (--duty)"
     return _SHED_WORDS.get(what, f"the {what} probes")
+
+
+def shed_phrase(shed: Sequence[Mapping[str, Any]]) -> str:
+    """The steps in words, pauses folded into one part: "user stacks after 1.0 s, the
+    syscalls probes after 3.0 s, every probe paused 3 times from 9.3 s"; "" for none."""
+    parts = [f"{_shed_words(str(s['what']))} after {s['after_s']:.1f} s"
+             for s in shed if s.get("what") != PAUSE]
+    pauses = [s for s in shed if s.get("what") == PAUSE]
+    if pauses:
+        times = "once" if len(pauses) == 1 else f"{len(pauses)} times"
+        parts.append(f"every probe paused {times} from {pauses[0]['after_s']:.1f} s")
+    return ", ".join(parts)
 
 
 def recorder_cost(trace: Any) -> RunRecorderCost | None:
@@ -83,11 +98,9 @@ def shed_notes(runs: list[Run]) -> list[str]:
         cost = _cost(run) if isinstance(run, dict) else None
         if not cost or not cost.get("shed"):
             continue
-        steps = ", ".join(f"{_shed_words(str(s['what']))} "
-                          f"after {s['after_s']:.1f} s" for s in cost["shed"])
         note = (f"{_label(run)}: the recorder went over its --max-overhead budget of "
-                f"{cost.get('max_overhead_pct')}% and shed {steps}")
+                f"{cost.get('max_overhead_pct')}% and shed {shed_phrase(cost['shed'])}")
         if cost.get("detached"):
-            note += "; its trace covers only the time before it detached"
+            note += "; it was paused when the window ended (rates are per observed second)"
         notes.append(note + ".")
     return notes

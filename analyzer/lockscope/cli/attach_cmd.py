@@ -180,8 +180,6 @@ def run(args) -> int:
                 "db": None, "analysis": {}})
     with session.interruptible():
         trace, ended, rec_argv, trace_error = _record(args, target, session.out, sampler)
-    if ended == "duration" and ((trace or {}).get("overhead") or {}).get("detached"):
-        ended = "overhead limit"  # the recorder shed all it could and was still over
     doc["attach"].update({"ended": ended, "recorder_argv": rec_argv})
     fill_window(doc, args, target.label(), trace, trace_error, ended, sampler, db_warning)
     return finish(session, args, ended)

@@ -109,7 +109,4 @@ def finish(session: Session, args, ended: str) -> int:
         return 130
     if ended == "target exited":
         session.note("the target exited; results cover the window until then")
-    if ended == "overhead limit":
-        session.note(f"the recorder stayed above --max-overhead {args.max_overhead:g}% with "
-                     "only its core probes and detached; results cover the window until then")
     return 0

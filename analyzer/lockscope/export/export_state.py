@@ -45,6 +45,9 @@ class ExportContext:
     # the recorder's drops object, cumulative (made monotonic and split into parts
     # that do not overlap here: drop_kinds)
     drops: Mapping[str, Any] = field(default_factory=dict)
+    # the recorder's over-budget pauses so far: {"pauses": N, "paused_ns": NS}
+    # (cumulative as the recorder counts them, made monotonic here)
+    pauses: Mapping[str, Any] = field(default_factory=dict)
     # map name -> (entries in use, capacity)
     map_occupancy: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     db_engine: str | None = None
@@ -81,6 +84,7 @@ class ExportSnapshot:
     syncs: Mapping[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
     syscalls: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     drops: Mapping[str, int] = field(default_factory=dict)
+    pauses: Mapping[str, int] = field(default_factory=dict)
     db_commits: float | None = None
     context: ExportContext = field(default_factory=ExportContext)
     files: tuple[str, ...] = ()
@@ -140,6 +144,8 @@ def state_context(state: Mapping[str, Any]) -> dict[str, Any]:
     sampling = state.get("sampling")
     if isinstance(sampling, Mapping) and sampling.get("duty_pct") is not None:
         kw["duty_pct"] = float(sampling["duty_pct"])
+    if isinstance(sampling, Mapping) and "pauses" in sampling:
+        kw["pauses"] = {k: sampling.get(k, 0) for k in ("pauses", "paused_ns")}
     return kw
 
 
@@ -159,6 +165,17 @@ class _Monotonic:
             self.total += value - self.last if value >= self.last else value
         self.last = value
         return self.total
+
+
+def _cumulate(sources: dict[str, _Monotonic], old: Mapping[str, int],
+              new: Mapping[str, Any]) -> dict[str, int]:
+    """``old`` updated with the recorder's counts ``new`` (from its start, so from 0),
+    each made monotonic across recorder restarts."""
+    out = dict(old)
+    for k, v in new.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = int(sources.setdefault(k, _Monotonic(from_zero=True)).see(float(v)))
+    return out
 
 
 class ExportState:
@@ -188,6 +205,7 @@ class ExportState:
         self._mutex: dict[SampleKey, tuple[int, int]] = {}
         self._block: dict[SampleKey, tuple[int, int]] = {}
         self._drops: dict[str, _Monotonic] = {}
+        self._pauses: dict[str, _Monotonic] = {}
         self._commits = _Monotonic()
         self._snap = ExportSnapshot(window_s=window_s)
 
@@ -266,13 +284,13 @@ class ExportState:
         with self._lock:
             snap = self._snap
             ctx = replace(snap.context, **kw)
-            drops = dict(snap.drops)
-            for k, v in drop_kinds(kw.get("drops") or {}).items():
-                drops[k] = int(self._drops.setdefault(k, _Monotonic(from_zero=True)).see(float(v)))
+            drops = _cumulate(self._drops, snap.drops, drop_kinds(kw.get("drops") or {}))
+            pauses = _cumulate(self._pauses, snap.pauses, kw.get("pauses") or {})
             commits = snap.db_commits
             if kw.get("db_commits") is not None:
                 commits = self._commits.see(float(kw["db_commits"]))
-            self._snap = replace(snap, context=ctx, drops=drops, db_commits=commits)
+            self._snap = replace(snap, context=ctx, drops=drops, pauses=pauses,
+                                 db_commits=commits)
 
     # -- the reading side -------------------------------------------------------------
 

@@ -194,6 +194,13 @@ def _context_metrics(s: ExportSnapshot) -> Iterator[Metric]:
         yield GaugeMetricFamily("lockscope_recorder_duty_ratio", "Share of each duty period "
                                 "the probes are attached (--duty, as lowered by the budget)",
                                 value=c.duty_pct / 100)
+    if s.pauses:
+        yield CounterMetricFamily("lockscope_recorder_pauses", "Times every probe was "
+                                  "detached for a while: over the budget with only the core "
+                                  "probes left", value=s.pauses.get("pauses", 0))
+        yield CounterMetricFamily("lockscope_recorder_paused_seconds", "Time every probe "
+                                  "was detached over the budget (not observed)",
+                                  value=s.pauses.get("paused_ns", 0) / 1e9, unit="seconds")
     if s.drops:
         d = CounterMetricFamily("lockscope_recorder_drops", "Data the recorder lost, by "
                                 "kind (totals are lower bounds when any rise)",

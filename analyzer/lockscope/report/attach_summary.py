@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from ..analysis.recorder_cost import shed_phrase
 from ..schema import AttachAnalysis, ResultsDoc, attach_analysis
 
 TOP_FILES = 8
@@ -27,7 +28,7 @@ def print_attach_summary(doc: ResultsDoc, out: Path, report) -> None:
               + f", ended by {doc['attach'].get('ended')}", highlight=False)
     o = a.get("overhead")
     if o and o.get("bpf_cpu_share") is not None:
-        shed = ", ".join(f"{x['what']} after {x['after_s']:.0f} s" for x in o["shed"])
+        shed = shed_phrase(o["shed"])
         con.print(f"recorder cost: {o['bpf_cpu_share']:.1%} of the CPUs in BPF, "
                   f"{o.get('user_cpu_share') or 0:.1%} in its own process"
                   + (f"; shed {shed}" if shed else ""), highlight=False)

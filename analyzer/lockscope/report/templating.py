@@ -10,6 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
+from ..analysis.recorder_cost import shed_phrase
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -29,5 +31,6 @@ def environment():
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
     env.filters["cell"] = _cell
+    env.filters["shed_phrase"] = shed_phrase
     env.filters["urlpath"] = lambda p: quote(str(p))
     return env

@@ -169,8 +169,6 @@ class ContinuousRecorder:
                 p.unlink()
         if window.trace is None:
             return window.error or f"exit status {window.exit_status}"
-        if (window.trace.get("overhead") or {}).get("detached"):
-            return "over the budget with only its core probes left"
         return f"exit status {window.exit_status}"
 
     def cgroup_changed(self) -> bool:
