@@ -74,6 +74,8 @@ class SoakFigures:
     map_entries_slope_per_h: float
     bpf_share_mean: float
     budget_share: float
+    observed_share: float       # observed seconds / window seconds, at the end
+    pauses: int                 # --max-overhead pauses (core probes alone over)
     command: list[str]
     notes: list[str]            # what lockscope said of its recorder (restarts)
 
@@ -90,7 +92,8 @@ class SoakFigures:
             f"map entries {self.map_entries[0]:.0f} -> {self.map_entries[1]:.0f} of "
             f"{self.map_capacity:.0f} (slope {self.map_entries_slope_per_h:+.1f}/h)",
             f"BPF share of the CPUs: mean {self.bpf_share_mean:.2%}, budget "
-            f"{self.budget_share:.2%}",
+            f"{self.budget_share:.2%}; observed {self.observed_share:.0%} of the time, "
+            f"{self.pauses} pauses over the budget",
             "(slopes over the steady part, after the first "
             f"{WARMUP:.0%} of the run)",
             *self.notes,
@@ -152,7 +155,9 @@ def parse_metrics(text: str) -> dict[str, float]:
         name = line.split("{", 1)[0].split(" ", 1)[0]
         if name in ("lockscope_recorder_intervals_total", "lockscope_recorder_map_entries",
                     "lockscope_recorder_map_capacity", "lockscope_recorder_cpu_share",
-                    "lockscope_recorder_budget_share"):
+                    "lockscope_recorder_budget_share", "lockscope_recorder_pauses_total",
+                    "lockscope_recorder_observed_seconds_total",
+                    "lockscope_recorder_window_seconds_total"):
             out[name] = out.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
     return out
 
@@ -191,7 +196,7 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         rec = recorder_of(proc.pid)
         say(f"soak: {seconds:.0f} s; lockscope pid {proc.pid}, recorder pid {rec}")
         own, recs, entries, share = Series(), Series(), Series(), Series()
-        capacity = budget = 0.0
+        capacity = budget = observed = window = pauses = 0.0
         scrapes = failed = 0
         last_count, last_new, longest = -1.0, time.monotonic(), 0.0
         t0 = time.monotonic()
@@ -216,6 +221,9 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
             share.add(t, m.get("lockscope_recorder_cpu_share"))
             capacity = m.get("lockscope_recorder_map_capacity", capacity)
             budget = m.get("lockscope_recorder_budget_share", budget)
+            pauses = m.get("lockscope_recorder_pauses_total", pauses)
+            observed = m.get("lockscope_recorder_observed_seconds_total", observed)
+            window = m.get("lockscope_recorder_window_seconds_total", window)
             time.sleep(max(0.0, 1.0 - (time.monotonic() - now)))
         longest = max(longest, time.monotonic() - last_new)
         proc.send_signal(signal.SIGTERM)
@@ -244,4 +252,5 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         map_entries=(e.v[0], e.v[-1]) if e.v else (0.0, 0.0), map_capacity=capacity,
         map_entries_slope_per_h=e.slope_per_hour(),
         bpf_share_mean=sum(s.v) / len(s.v) if s.v else 0.0, budget_share=budget,
+        observed_share=observed / window if window else 0.0, pauses=int(pauses),
         command=cmd, notes=notes)
