@@ -115,6 +115,32 @@ def recorder(args: list[str], out: Path):
             proc.wait()
 
 
+def record_gated_program(argv: list[str], out: Path, recorder_args: tuple[str, ...] = (),
+                         ready: bool = False) -> tuple[dict, dict, float]:
+    """A program that waits for "go" on stdin (after printing "ready" first, with
+    ``ready``) and then prints one JSON line of what it did, run under the recorder
+    (--pid): (what it said, the recording, seconds from the window's start to "go")."""
+    prog = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdin is not None and prog.stdout is not None
+        if ready:
+            assert prog.stdout.readline() == "ready\n"
+        with recorder(["--pid", str(prog.pid), *recorder_args], out) as (_, start, finish):
+            start()
+            t0 = time.monotonic()
+            prog.stdin.write("go\n")
+            prog.stdin.flush()
+            lead = time.monotonic() - t0
+            said = json.loads(prog.stdout.readline())
+            assert prog.wait(60) == 0
+            doc = finish()
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+            prog.wait()
+    return said, doc, lead
+
+
 def remove_cgroup(cg: Path, timeout_s: float = 5.0) -> None:
     """Removes a test's cgroup once its last task has gone (rmdir fails while the
     kernel still counts one); left in place after timeout_s."""

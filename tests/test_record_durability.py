@@ -6,9 +6,7 @@ sync_file_range writeback."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +14,7 @@ import pytest
 
 from lockscope.analysis.waitclass import classify, syscall_of
 
-from record_common import dio_entry, recorder
+from record_common import dio_entry, record_gated_program
 
 pytestmark = pytest.mark.kernel
 PROGRAM = Path(__file__).with_name("durability_calls.py")
@@ -24,21 +22,8 @@ PROGRAM = Path(__file__).with_name("durability_calls.py")
 
 def run_program(directory: Path, out: Path) -> tuple[dict, dict]:
     """The program under the recorder (--pid): its counts and the recording."""
-    prog = subprocess.Popen([sys.executable, str(PROGRAM), str(directory)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert prog.stdout.readline() == "ready\n"
-        with recorder(["--pid", str(prog.pid)], out) as (_, start, finish):
-            start()
-            prog.stdin.write("go\n")
-            prog.stdin.flush()
-            said = json.loads(prog.stdout.readline())
-            assert prog.wait(60) == 0
-            doc = finish()
-    finally:
-        if prog.poll() is None:
-            prog.kill()
-            prog.wait()
+    said, doc, _ = record_gated_program([sys.executable, str(PROGRAM), str(directory)], out,
+                                        ready=True)
     return said, doc
 
 

@@ -8,16 +8,14 @@ process; every expectation comes from what the program did or measured itself.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from record_common import recorder
+from record_common import record_gated_program
 
 pytestmark = pytest.mark.kernel
 
@@ -69,23 +67,9 @@ print(json.dumps({"tid": threading.get_native_id(), "slept": slept, "read_wait":
 def traced_run(path: Path, out: Path, extra: list[str] | None = None) -> tuple[dict, dict, float]:
     """Runs PROGRAM under the recorder; (recording, what the program measured, seconds from the
     window's start to "go")."""
-    prog = subprocess.Popen([sys.executable, "-c", PROGRAM, str(path), str(FSYNCS),
-                             str(FDATASYNCS), str(SENDS), str(MSG), str(SLEEPS), str(PIPE_READS)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        with recorder(["--pid", str(prog.pid), *(extra or [])], out) as (_, start, finish):
-            start()
-            t0 = time.monotonic()
-            prog.stdin.write("go\n")
-            prog.stdin.flush()
-            lead = time.monotonic() - t0
-            said = json.loads(prog.stdout.readline())
-            assert prog.wait(60) == 0
-            doc = finish()
-    finally:
-        if prog.poll() is None:
-            prog.kill()
-            prog.wait()
+    said, doc, lead = record_gated_program(
+        [sys.executable, "-c", PROGRAM, str(path), str(FSYNCS), str(FDATASYNCS), str(SENDS),
+         str(MSG), str(SLEEPS), str(PIPE_READS)], out, tuple(extra or ()))
     return doc, said, lead
 
 

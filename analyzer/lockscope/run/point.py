@@ -22,7 +22,7 @@ from pathlib import Path
 from ..binaries import find_binary
 from ..errors import LockscopeError
 from .host import dev_name
-from .recording import RecorderWindow, read_ready, stop
+from .recording import RecorderWindow, open_window, read_ready, stop
 
 READY_TIMEOUT_S = 600  # laying out a written file can take a while on a slow device
 
@@ -131,13 +131,7 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
             recorder = RecorderWindow(["--pid", str(engine.pid)], scratch, recorder_args)
         read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
         phase("layout")
-        if recorder:
-            recorder.wait_ready()
-        phase("attach")
-        if before_timed:
-            before_timed()
-        if recorder:
-            recorder.open()
+        open_window(recorder, phase, before_timed)
         assert engine.stdin is not None     # started with stdin=PIPE
         engine.stdin.write("go\n")
         engine.stdin.flush()

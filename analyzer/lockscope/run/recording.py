@@ -13,6 +13,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..binaries import find_binary
@@ -187,3 +188,17 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         pass
+
+
+def open_window(recorder: RecorderWindow | None, phase: Callable[[str], None],
+                before_timed: Callable[[], None] | None) -> None:
+    """The steps from the recorder's attach to the timed part, alike for every workload:
+    wait until its probes are attached (the "attach" phase), run the caller's last step
+    before the timed part, then open the window."""
+    if recorder:
+        recorder.wait_ready()
+    phase("attach")
+    if before_timed:
+        before_timed()
+    if recorder:
+        recorder.open()

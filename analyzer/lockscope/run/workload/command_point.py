@@ -16,7 +16,7 @@ from pathlib import Path
 from ...binaries import recorder_syscalls
 from ...errors import LockscopeError
 from ..point import PhaseClock, PointResult, file_facts
-from ..recording import RecorderWindow, last_line
+from ..recording import RecorderWindow, last_line, open_window
 from .gate import RanTooLong, end_group, run_gated, spawn_gated, tool_env
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
 from .scope import Scope
@@ -86,12 +86,7 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
                                       else ["--comm", spec.trace_comm] if spec.trace_comm
                                       else scope.recorder_filter([p.pid for p in procs]),
                                       scratch, recorder_args)
-            recorder.wait_ready()
-        phase("attach")
-        if before_timed:
-            before_timed()
-        if recorder:
-            recorder.open()
+        open_window(recorder, phase, before_timed)
         on_phase("running")
         try:
             walls = run_gated(procs, limit_s)
