@@ -1,5 +1,6 @@
-"""The report's speed-ups change nothing it writes: plots drawn in a forked child, stacks
-stripped of their offsets once per distinct stack and frame."""
+"""The report's speed-ups change nothing it writes: plots drawn in a forked child (forked
+once the results are loaded, or before, importing matplotlib meanwhile), stacks stripped
+of their offsets once per distinct stack and frame."""
 
 from __future__ import annotations
 
@@ -11,27 +12,39 @@ import pytest
 
 from lockscope.report import render_report
 from lockscope.report.flame.folded import StrippedStacks, strip_lines, strip_offsets
-from lockscope.report.forked import Forked
+from lockscope.report.forked import Forked, Standby
+from lockscope.report.render import plot_standby
+from lockscope.results import load_results
+from lockscope.schema import ResultsDoc
 
 from recorded import recorded_sweep
 
 
-def _render(out: Path) -> dict[str, bytes]:
+def _attach() -> ResultsDoc:
+    return load_results(Path(__file__).parent / "data" / "attach-v1.json")
+
+
+def _render(doc: ResultsDoc, out: Path, standby: Standby | None = None) -> dict[str, bytes]:
     # without flame graphs: the plots are what the child draws (strip_lines is tested below)
-    render_report(recorded_sweep(), out, formats=("html", "md"), source="results.json",
-                  flame=False)
+    render_report(doc, out, formats=("html", "md"), source="results.json", flame=False,
+                  standby=standby)
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
             if p.is_file() and not p.name.startswith(".")}
 
 
-def test_report_with_plots_in_a_child_is_the_one_drawn_in_process(tmp_path, monkeypatch):
-    forked = _render(tmp_path / "forked")
+@pytest.mark.parametrize("make", [recorded_sweep, _attach], ids=["sweep", "attach"])
+def test_report_with_plots_in_a_child_is_the_one_drawn_in_process(make, tmp_path, monkeypatch):
+    forked = _render(make(), tmp_path / "forked")
+    with plot_standby() as standby:
+        assert standby.pid
+        early = _render(make(), tmp_path / "early", standby)
     with monkeypatch.context() as m:
         m.delattr(os, "fork")  # Forked then calls the function in this process
-        here = _render(tmp_path / "here")
+        here = _render(make(), tmp_path / "here")
     assert "report.html" in forked and any(k.endswith(".png") for k in forked)
     assert b"<svg" in forked["report.html"]
     assert forked == here
+    assert early == here
 
 
 def test_forked_runs_the_function_in_a_child():
@@ -47,6 +60,35 @@ def test_forked_child_failing_runs_the_function_here():
         return "here"
 
     assert Forked(only_here).result() == "here"
+
+
+def test_standby_runs_the_call_in_its_child():
+    with Standby(("json",)) as standby:
+        child = standby.pid
+        pending = standby.run(os.getpid)
+    assert child and pending.result() == child != os.getpid()
+
+
+def test_standby_not_called_ends_its_child():
+    with Standby(("json",)) as standby:
+        child = standby.pid
+    assert child
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)  # reaped already
+
+
+def test_standby_runs_here_what_it_cannot_hand_over_or_what_fails():
+    parent = os.getpid()
+    with Standby(()) as standby:
+        assert standby.run(lambda: os.getpid()).result() == parent  # a lambda: not picklable
+    with Standby(()) as standby:
+        assert standby.run(_only_here, parent).result() == "here"
+
+
+def _only_here(parent: int) -> str:
+    if os.getpid() != parent:
+        raise RuntimeError("in the child")
+    return "here"
 
 
 @pytest.mark.parametrize("lines", [

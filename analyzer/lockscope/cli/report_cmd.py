@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..report.forked import Standby
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do.
 EXAMPLES = [
@@ -48,6 +52,16 @@ def _format(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Load, render, and say what was written; notes (e.g. no inferno) go to stderr."""
+    from ..report.render import plot_standby
+
+    if _format(args) in ("html", "md") and args.output != "-":
+        # the plots' child imports matplotlib while this process loads the results
+        with plot_standby() as standby:
+            return _run(args, standby)
+    return _run(args, None)
+
+
+def _run(args: argparse.Namespace, standby: Standby | None) -> int:
     from ..report.fmt import size_bytes
     from ..report.forms import form_of
     from ..report.jsonout import dumps
@@ -71,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     check_dir(target.parent, "-o")
     result = render_report(doc, target.parent if str(target.parent) else ".", [fmt],
                            names={fmt: target.name}, flame=not args.no_flame,
-                           force=args.force, source=source)
+                           force=args.force, source=source, standby=standby)
     print_notes(result)
     path = result.outputs[fmt]
     extra = ""

@@ -2,7 +2,9 @@
 of the report. A sweep (no ``kind``) is compared per filesystem from its runs; an attach
 (``"kind": "attach"``) is explained from its one window (``analysis.attach``).
 
-A form builds the report's model, draws its plots and writes its html, md and json;
+A form builds the report's model, draws its plots (from what ``plot_data`` takes of the
+document: small and picklable, so a child process can draw them) and writes its html,
+md and json;
 ``render.render_report`` and ``lockscope report`` pick the form with ``form_of`` and
 never look at the kind themselves.
 """
@@ -29,14 +31,19 @@ class Form:
     kind: str
     model: Callable[[ResultsDoc, str], Any]          # None for a form without one
     plot_names: tuple[str, ...]                      # the md form's PNGs, report-<name>.png
-    plots: Callable[..., list]                       # (doc, model, **render_plots options)
+    plot_data: Callable[[ResultsDoc, Any], Any]      # (doc, model) -> what plots draw
+    plots: Callable[..., list]                       # (plot_data, **render_plots options)
     html: Page
     md: Page
     json: Callable[[ResultsDoc, Any, str], dict]     # (doc, model, source)
 
 
-def _sweep_plots(doc: ResultsDoc, model: Any, **opts: Any) -> list:
-    return render_plots(model.filesystems, **opts)
+def _sweep_plot_data(doc: ResultsDoc, model: Any) -> Any:
+    return model.filesystems
+
+
+def _sweep_plots(views: Any, **opts: Any) -> list:
+    return render_plots(views, **opts)
 
 
 def _sweep_html(doc, model, plots, flames, base, source) -> str:
@@ -51,11 +58,16 @@ def _sweep_md(doc, model, plots, flames, base, source) -> str:
     return render_markdown(model, plots, flames, base)
 
 
-def _attach_plots(doc: ResultsDoc, model: Any, **opts: Any) -> list:
-    from .attach_plots import FIGURES
+def _attach_plot_data(doc: ResultsDoc, model: Any) -> Any:
     from .attach_report import attach_analysis
 
-    return render_plots(attach_analysis(doc), figures=FIGURES, **opts)
+    return attach_analysis(doc)
+
+
+def _attach_plots(analysis: Any, **opts: Any) -> list:
+    from .attach_plots import FIGURES
+
+    return render_plots(analysis, figures=FIGURES, **opts)
 
 
 def _attach_html(doc, model, plots, flames, base, source) -> str:
@@ -83,10 +95,11 @@ def _attach_plot_names() -> tuple[str, ...]:
 
 
 FORMS = {
-    "sweep": Form("sweep", build_model, ("scaling", "time-share", "latency"), _sweep_plots,
-                  _sweep_html, _sweep_md, lambda doc, model, source: report_json(doc, model)),
-    "attach": Form("attach", lambda doc, source: None, _attach_plot_names(), _attach_plots,
-                   _attach_html, _attach_md, _attach_json),
+    "sweep": Form("sweep", build_model, ("scaling", "time-share", "latency"), _sweep_plot_data,
+                  _sweep_plots, _sweep_html, _sweep_md,
+                  lambda doc, model, source: report_json(doc, model)),
+    "attach": Form("attach", lambda doc, source: None, _attach_plot_names(), _attach_plot_data,
+                   _attach_plots, _attach_html, _attach_md, _attach_json),
 }
 
 

@@ -18,6 +18,9 @@ from ..analysis.runs import DEFAULT_OPS_UNIT
 from .fmt import as_float
 from .model import FsView
 
+# What drawing and saving the plots imports (matplotlib ~0.4 s): forked.Standby's list.
+PLOT_MODULES = ("matplotlib", "matplotlib.figure", "matplotlib.ticker",
+                "matplotlib.backends.backend_svg", "matplotlib.backends.backend_agg")
 FS_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 # Time-share categories: label and colour; inode locks get their own shades of red.
 SHARE_CATEGORIES = [

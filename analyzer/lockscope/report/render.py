@@ -25,11 +25,11 @@ from ..errors import UsageError
 from ..schema import ResultsDoc
 from .flame.graphs import Drawer, FlameSet, collect, files_written
 from .flame.inferno import MISSING_NOTE, find_inferno
-from .forked import Forked
-from .forms import form_of
+from .forked import Forked, Standby
+from .forms import FORMS, form_of
 from .jsonout import dumps
 from .outputs import OutputGuard
-from .plots import Plot
+from .plots import PLOT_MODULES, Plot
 
 FORMATS = ("html", "md", "json")
 DEFAULT_NAMES = {"html": "report.html", "md": "report.md", "json": "report.json"}
@@ -71,18 +71,31 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def plot_standby() -> Standby:
+    """A child that imports matplotlib while the caller loads the results; hand it to
+    render_report (as a context manager: it ends the child if unused)."""
+    return Standby(PLOT_MODULES)
+
+
+def _draw_plots(kind: str, data: object, png_dir: Path | None, prefix: str,
+                svg: bool) -> list[Plot]:
+    # module-level, by the form's kind: what Standby hands its child is pickled
+    return FORMS[kind].plots(data, png_dir=png_dir, png_prefix=prefix, svg=svg)
+
+
 def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
                   formats: Iterable[str] = ("html",), *,
                   names: dict[str, str | os.PathLike] | None = None,
                   flame: bool = True, force: bool = False, source: str = "",
-                  jobs: int | None = None) -> RenderResult:
+                  jobs: int | None = None, standby: Standby | None = None) -> RenderResult:
     """Render `doc` (a loaded results.json) into `out_dir`; returns what was written.
 
     `formats` is any of "html", "md", "json". `names` overrides the file of a
     format (relative to `out_dir`, or absolute). `flame=False` skips flame
     graphs. Existing files not written by lockscope are never overwritten
     unless `force` (UsageError otherwise). `source` is the results.json path
-    shown in the report. `jobs` caps parallel inferno processes.
+    shown in the report. `jobs` caps parallel inferno processes. `standby` (from
+    plot_standby(), made before `doc` was loaded) draws the plots if given.
     """
     formats = list(dict.fromkeys(formats))
     bad = [f for f in formats if f not in FORMATS]
@@ -108,8 +121,13 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
             for name in form.plot_names:
                 guard.claim(png_dir / f"{targets['md'].stem}-{name}.png")
         prefix = targets["md"].stem if "md" in formats else "report"
-        pending = Forked(lambda: form.plots(doc, model, png_dir=png_dir, png_prefix=prefix,
-                                            svg="html" in formats))
+        data = form.plot_data(doc, model)
+        if standby is not None:
+            pending = standby.run(_draw_plots, form.kind, data, png_dir, prefix,
+                                  "html" in formats)
+        else:
+            pending = Forked(lambda: _draw_plots(form.kind, data, png_dir, prefix,
+                                                 "html" in formats))
 
     flames: FlameSet | None = None
     drawer: Drawer | None = None
