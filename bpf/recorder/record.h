@@ -245,6 +245,29 @@ struct offcpu_pending {
  * few places reaches the offcpu map only when a slot is reused. */
 #define REC_PENDING_SLOTS 8
 
+/* A thread's followed system call in progress, and the last file it
+ * wrote through one (kern/io.bpf.inc). */
+struct sys_slot {
+	__u64 ts;              /* entry time; 0: not timed */
+	__u64 phase;           /* observe_start_ns at entry (begun_in_view of an untimed call) */
+	__u64 ino;
+	__u32 idx;             /* index in the followed list + 1 (record.h); 0 = none */
+	__u32 dev;             /* regular file written without O_DIRECT, or synced */
+	__u8 net;              /* the fd written is a socket or pipe */
+	__u8 dsync;            /* the fd written is O_DSYNC/O_SYNC: a durability write */
+	__u16 pad;
+	/* the last file written, to skip the inode reads */
+	__u32 file_buf;        /* its buf_counts slot; REC_BUF_NONE until its first buffered write */
+	__u64 file;
+	__u64 file_inode;      /* its struct inode, to tell a reused struct file */
+	__u64 file_ino;
+	__u32 file_dev;
+	__u8 file_buffered;
+	__u8 file_net;
+	__u8 file_dsync;
+	__u8 file_pad;
+};
+
 /* Per traced thread: time accounting plus the slots the probes need. The
  * fields sched_switch touches come first, together (fewer cache lines on
  * every switch). */
@@ -286,29 +309,13 @@ struct task_val {
 	__u64 tx_calls;
 	__u64 tx_bytes;
 	__u64 tx_writes;       /* of tx_calls, those made with a followed write call */
-	/* syscall slot */
-	__u64 sys_ts;
-	__u64 sys_ino;
-	__u32 sys_idx;         /* index in the followed list + 1 (record.h); 0 = none */
-	__u32 sys_dev;         /* regular file written without O_DIRECT, or synced */
-	__u32 sys_net;         /* the fd written is a socket or pipe */
-	__u32 sys_dsync;       /* the fd written is O_DSYNC/O_SYNC: a durability write */
-	__u64 sys_phase;       /* observe_start_ns at entry (begun_in_view of an untimed call) */
+	/* the system call in progress (the fallback without task storage) */
+	struct sys_slot sys;
 	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
 	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;
 	struct dio_inflight dio;
 	__u64 entry_ts;        /* fentry/kprobe extra */
-	/* last file written through a syscall, to skip the fd walk */
-	__u64 sys_file;
-	__u64 sys_file_inode;  /* its struct inode, to tell a reused struct file */
-	__u64 sys_file_ino;
-	__u32 sys_file_dev;
-	__u32 sys_file_buffered;
-	__u32 sys_file_net;
-	__u32 sys_file_dsync;
-	__u32 sys_file_buf;    /* its buf_counts slot; REC_BUF_NONE until its first buffered write */
-	__u32 sys_file_pad;
 	/* stacks of the last lock wait at the same place */
 	struct stack_memo lock_memo;
 };
