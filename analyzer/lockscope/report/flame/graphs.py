@@ -140,21 +140,23 @@ def collect(doc: ResultsDoc, flame_dir: str | os.PathLike, *,
                 wanted = [only_threads]
             elif diff is not None:
                 wanted = [diff[0], diff[1]]
-            for n in wanted:
-                runs = by_threads.get(n, [])
-                path = flame_dir / f"{safe_name(fs)}-{kind}-{n}threads.folded"
-                if not any(run_folded(r, kind) for r in runs):
-                    continue
-                path = claim(path, stamped=False)
-                svg = claim(path.with_suffix(".svg"))
-                point = write_point(path, runs, kind, stripped)
-                if point.total <= 0:
-                    path.unlink()
-                    continue
-                title, sub = _title(fs, kind, n, point.total, len(runs))
-                have[n] = Graph(fs, kind, threads=n, folded=path, svg=svg, title=title,
-                                subtitle=sub, total=point.total, lines=point.lines,
-                                repeats=len(runs), annotated=point.annotated)
+            ends = diff or (min(by_threads), max(by_threads))
+            # The highest and lowest thread counts first: their differential graph is
+            # drawn while the points between are summed, so what is left to draw when
+            # the last stacks are written is small. (The report's order is kept below.)
+            order = sorted(wanted, key=lambda n: (n != ends[1], n != ends[0], n))
+            ready = max((order.index(e) for e in ends if e in order), default=len(order) - 1)
+            planned: Graph | None = None
+            for i, n in enumerate(order):
+                g = _point_graph(fs, kind, n, by_threads.get(n, []), flame_dir, claim, stripped)
+                if g is not None:
+                    have[n] = g
+                    if diff is None and on_graph:
+                        on_graph(g)
+                if i == ready and (with_diff or diff) and ends[0] != ends[1] and ends[1] in have:
+                    planned = _diff_graph(fs, kind, ends, have, flame_dir, claim)
+                    if on_graph:
+                        on_graph(planned)
             if not have:
                 traced = any(isinstance(r.get("trace"), dict)
                              for runs in by_threads.values() for r in runs)
@@ -165,17 +167,29 @@ def collect(doc: ResultsDoc, flame_dir: str | os.PathLike, *,
                                         f"so there is no {KIND_NOUNS[kind]} flame graph")
                 continue
             if diff is None:
-                for n in sorted(have):
-                    result.graphs.append(have[n])
-                    if on_graph:
-                        on_graph(have[n])
-            ends = diff or (min(by_threads), max(by_threads))
-            if (with_diff or diff) and ends[0] != ends[1] and ends[1] in have:
-                g = _diff_graph(fs, kind, ends, have, flame_dir, claim)
-                result.graphs.append(g)
-                if on_graph:
-                    on_graph(g)
+                result.graphs.extend(have[n] for n in sorted(have))
+            if planned is not None:
+                result.graphs.append(planned)
     return result
+
+
+def _point_graph(fs: str, kind: str, n: int, runs: list[dict[str, Any]], flame_dir: Path,
+                 claim: Callable[..., Path], stripped: StrippedStacks) -> Graph | None:
+    """Write the stacks of one point (its runs at `n` threads) and plan its graph;
+    None when it has none."""
+    path = flame_dir / f"{safe_name(fs)}-{kind}-{n}threads.folded"
+    if not any(run_folded(r, kind) for r in runs):
+        return None
+    path = claim(path, stamped=False)
+    svg = claim(path.with_suffix(".svg"))
+    point = write_point(path, runs, kind, stripped)
+    if point.total <= 0:
+        path.unlink()
+        return None
+    title, sub = _title(fs, kind, n, point.total, len(runs))
+    return Graph(fs, kind, threads=n, folded=path, svg=svg, title=title, subtitle=sub,
+                 total=point.total, lines=point.lines, repeats=len(runs),
+                 annotated=point.annotated)
 
 
 def _diff_graph(fs: str, kind: str, ends: tuple[int, int], have: dict[int, Graph],
