@@ -165,7 +165,7 @@ def test_snapshots_stay_within_the_period_and_every_one_is_counted(ext4, tmp_pat
         assert set(counts) >= {"waits", "table_full", "sampled", "reader_owned", "no_owner",
                                "no_owner_field", "owner_gone", "stack_failed",
                                "no_stack_support", "map_full", "stacks_shed",
-                               "wake_unsampled"}
+                               "wake_unsampled", "stacks_reused"}
         # every snapshot taken is in exactly one sample row
         assert counts["sampled"] == sum(s["count"] for s in h["samples"]) > 0
         # one snapshot per contended lock per period (a timer per CPU may claim

@@ -27,7 +27,7 @@ static const char *const count_names[HC_MAX] = {
 	[HC_NO_LAYOUT] = "no_owner_field", [HC_OWNER_GONE] = "owner_gone",
 	[HC_STACK_FAILED] = "stack_failed", [HC_NO_STACK_SUPPORT] = "no_stack_support",
 	[HC_MAP_FULL] = "map_full", [HC_STACKS_SHED] = "stacks_shed",
-	[HC_WAKE_UNSAMPLED] = "wake_unsampled",
+	[HC_WAKE_UNSAMPLED] = "wake_unsampled", [HC_STACK_REUSED] = "stacks_reused",
 };
 
 /* Frames of a sleeping-lock wait: a holder asleep here waits for another lock. */

@@ -28,7 +28,7 @@ void holder_tick_configure(struct record_bpf *skel, struct rec_probe *p)
 	struct rec_group_state *g = &p->groups[GROUP_HOLDERS];
 	struct bpf_map *maps[] = {
 		skel->maps.holder_slots, skel->maps.holder_stats, skel->maps.holder_stacks,
-		skel->maps.holder_scratch, skel->maps.holder_counts,
+		skel->maps.holder_scratch, skel->maps.holder_counts, skel->maps.holder_memo,
 	};
 	bool on = g->attach >= 0;
 	size_t i;

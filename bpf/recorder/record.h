@@ -418,6 +418,7 @@ enum rec_holder_count {
 	HC_MAP_FULL,         /* a holder map was full */
 	HC_STACKS_SHED,      /* owner stacks not taken: stacks shed by --max-overhead */
 	HC_WAKE_UNSAMPLED,   /* waiters' wake-ups whose waker stack was not walked (one per CPU per period) */
+	HC_STACK_REUSED,     /* an owner stack not walked: the one walked at the same place within stack_refresh_ns */
 	HC_MAX,
 };
 
