@@ -266,6 +266,8 @@ struct sys_slot {
 	__u8 file_net;
 	__u8 file_dsync;
 	__u8 file_pad;
+	__u32 rnd;             /* the thread's sample generator (kern/io.bpf.inc, sampled()) */
+	__u32 rnd_pad;
 };
 
 /* Per traced thread: time accounting plus the slots the probes need. The
