@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.errors import UsageError
 from lockscope.report import render_report
 from lockscope.report.flame.folded import StrippedStacks, strip_lines, strip_offsets
 from lockscope.report.forked import Forked, Standby
@@ -45,6 +46,31 @@ def test_report_with_plots_in_a_child_is_the_one_drawn_in_process(make, tmp_path
     assert b"<svg" in forked["report.html"]
     assert forked == here
     assert early == here
+
+
+def _children() -> set[int]:
+    me = str(os.getpid())
+    kids = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
+                          if ":\t" in line)
+        except OSError:
+            continue  # ended meanwhile
+        if fields.get("PPid", "").strip() == me:
+            kids.add(int(status.parent.name))
+    return kids
+
+
+def test_a_refused_report_leaves_no_plot_child_behind(tmp_path):
+    doc = recorded_sweep()
+    (tmp_path / "flame").mkdir()
+    top = max(run["threads"] for run in doc["runs"] if run["fs"] == "ext4")
+    (tmp_path / "flame" / f"ext4-lockwait-{top}threads.folded").write_text("a;b 1\n")
+    before = _children()
+    with pytest.raises(UsageError, match="not written by lockscope"):
+        render_report(doc, tmp_path, formats=("html",))
+    assert _children() <= before
 
 
 def test_forked_runs_the_function_in_a_child():

@@ -95,6 +95,20 @@ class Forked(Generic[T]):
                 return value
         return self.fn()  # no child, or it failed: the same work here
 
+    def cancel(self) -> None:
+        """The result is not wanted: end the child and reap it."""
+        if not self.pid:
+            return
+        os.close(self.fd)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        self.pid, self.fd = 0, -1
+        if self.sender is not None:
+            self.sender.join()
+
 
 class Standby:
     """A child forked before this process loads its input, importing `modules` meanwhile.

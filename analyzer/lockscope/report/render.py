@@ -138,7 +138,12 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
         # written, while this thread sums the next ones; the drawing thread then
         # packs it for the page.
         drawer = Drawer(inferno, jobs, embed="html" in formats)
-        flames = collect(doc, result.flame_dir, claim=guard.claim, on_graph=drawer.submit)
+        try:
+            flames = collect(doc, result.flame_dir, claim=guard.claim, on_graph=drawer.submit)
+        except BaseException:
+            if pending is not None:
+                pending.cancel()  # a refused path: the plots' child is not left waiting
+            raise
         if inferno is None:
             flames.notes.insert(0, MISSING_NOTE)
 
