@@ -58,6 +58,9 @@ def test_doctor_json_matches_this_kernel():
     if doc["ok"]:
         assert all(g["enabled"] or g["not_needed"] for g in groups if g["name"] in CORE), groups
     assert "probe groups" not in checks   # the listing itself worked
+    # the listing doctor's lines came from is in its JSON, group for group as listed here
+    assert [(g["name"], g["enabled"], g["attach"]) for g in doc["groups"]] == [
+        (g["name"], g["enabled"], g["attach"]) for g in groups]
     for c in doc["checks"]:
         assert set(c) >= {"name", "category", "available", "required", "status", "detail",
                           "consequence"}
@@ -93,6 +96,7 @@ def test_a_listing_that_times_out_is_a_failed_check_with_its_reason():
     assert line["available"] is False and line["required"] is True
     assert "did not finish in 0.01 s" in line["detail"] and "--list-timeout" in line["detail"]
     assert not [c for c in doc["checks"] if c["category"] == "probe group" and c["available"]]
+    assert doc["groups"] is None   # no listing, not an empty one
     assert doc["ok"] is False and res.returncode == 1
     assert "Traceback" not in res.stderr
 

@@ -127,14 +127,15 @@ def _group_check(g: dict) -> Check:
     return Check(str(g["name"]), "probe group", on, core, detail, consequence)
 
 
-def _groups_or_failure(timeout: float) -> tuple[list[dict], list[Check]]:
-    """The recorder's groups, or one failed required check saying why there are none."""
+def _groups_or_failure(timeout: float) -> tuple[list[dict] | None, list[Check]]:
+    """The recorder's groups, or None and one failed required check saying why there are
+    none."""
     if not os.path.exists(VMLINUX_BTF):
-        return [], []  # the BTF line says it all: no group can load
+        return None, []  # the BTF line says it all: no group can load
     try:
         return list_groups(timeout), []
     except ListingFailed as e:
-        return [], [Check("probe groups", "probe group", False, True, str(e),
+        return None, [Check("probe groups", "probe group", False, True, str(e),
                           "no probe group is known to work: the main job may not run")]
 
 
@@ -150,6 +151,12 @@ def _err(entry: dict) -> str:
 def run_checks(timeout: float = DEFAULT_TIMEOUT_S) -> list[Check]:
     """Collect every check; never raises for a missing piece. timeout bounds the
     recorder's listing and the features probe, each."""
+    return collect(timeout)[0]
+
+
+def collect(timeout: float = DEFAULT_TIMEOUT_S) -> tuple[list[Check], list[dict] | None]:
+    """Every check, and the recorder's listing they were drawn from (None when it could
+    not be had: no BTF, or the listing failed, which a check then says)."""
     checks: list[Check] = []
     root = os.geteuid() == 0
     checks.append(Check("root", "privilege", root, True,
@@ -158,7 +165,8 @@ def run_checks(timeout: float = DEFAULT_TIMEOUT_S) -> list[Check]:
 
     tracefs_ok, tracefs_detail = ensure_tracefs() if root else (
         os.path.isdir(f"{TRACEFS}/events"), f"{TRACEFS} (not mounted by doctor: not root)")
-    groups, listing_failed = _groups_or_failure(timeout)
+    listing, listing_failed = _groups_or_failure(timeout)
+    groups = listing or []
     tracepoints = needed_tracepoints(groups)
     feats = _features([name for name, _ in tracepoints], timeout)
 
@@ -215,14 +223,18 @@ def run_checks(timeout: float = DEFAULT_TIMEOUT_S) -> list[Check]:
         except LockscopeError:
             path, ok = "not built", False
         checks.append(Check(binary, "lockscope", ok, False, path, "" if ok else why))
-    return checks
+    return checks, listing
 
 
-def to_json(checks: list[Check]) -> dict:
-    """The stable machine-readable form of ``lockscope doctor --json``."""
+def to_json(checks: list[Check], listing: list[dict] | None = None) -> dict:
+    """The stable machine-readable form of ``lockscope doctor --json``. ``groups``: the
+    recorder's own ``--list-features`` groups the probe-group lines were drawn from, as
+    it gave them (null when there was no listing), so that loading every group, minutes
+    on a slow machine, need not be repeated to see the details."""
     return {
         "ok": all(c.available for c in checks if c.required),
         "checks": [dict(asdict(c), status=c.status) for c in checks],
+        "groups": listing,
     }
 
 
@@ -272,9 +284,9 @@ def run(args) -> int:
     if os.geteuid() != 0:
         print("lockscope doctor: not root: BPF checks will fail; reporting what can be seen",
               file=sys.stderr)
-    checks = run_checks(args.list_timeout)
+    checks, listing = collect(args.list_timeout)
     if args.json:
-        print(json.dumps(to_json(checks), indent=2))
+        print(json.dumps(to_json(checks, listing), indent=2))
     else:
         from ..console import stdout_console
 
