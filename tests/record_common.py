@@ -16,6 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "build" / "bin" / "lockscope-record"
 INODE_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
+FINISH_TIMEOUT_S = 60   # from "stop" to the recorder's exit: detach, read, write
 
 
 def record_binary() -> str:
@@ -71,6 +72,7 @@ def wait_threads(pid: int, n: int, timeout: float = 20) -> None:
 
 def stop(proc: subprocess.Popen | None) -> None:
     if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGCONT)   # it may have been paused
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(10)
@@ -105,7 +107,7 @@ def recorder(args: list[str], out: Path):
             proc.stdin.write("stop\n")
             proc.stdin.flush()
             proc.stdin.close()
-            assert proc.wait(60) == 0, proc.stderr.read()[-2000:]
+            assert proc.wait(FINISH_TIMEOUT_S) == 0, proc.stderr.read()[-2000:]
             return json.loads(out.read_text())
 
         yield proc, start, finish
@@ -165,12 +167,21 @@ def wait_for_series(series_out: Path, intervals: int, timeout_s: float = 60.0) -
 
 def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 2.0,
                    extra: list[str] | None = None, size_mb: int = 128) -> dict:
-    """Runs the 4 writers, records --pid for `seconds` of their steady state."""
+    """Runs the 4 writers, records --pid for `seconds` of their steady state. A sparse
+    file's holes are punched again once the recorder is ready: while it loads (tens of
+    seconds in an emulated guest) the writers fill the file, and writes into written
+    blocks are overwrites, not the hole writes a sparse scenario is about."""
     prepare_file(path, mode, size_mb)
     writers = start_fio(fio, path, mode, size_mb)
     try:
         wait_threads(writers.pid, 5)
+        # The writers wait while the recorder loads: on one slow (emulated) CPU they
+        # would take nearly all of it, and the load ten times as long.
+        os.kill(writers.pid, signal.SIGSTOP)
         with recorder(["--pid", str(writers.pid), *(extra or [])], out) as (_, start, finish):
+            os.kill(writers.pid, signal.SIGCONT)
+            if mode == "sparse":
+                punch_holes(path, size_mb)
             time.sleep(0.3)
             start()
             time.sleep(seconds)
@@ -178,6 +189,11 @@ def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 
     finally:
         stop(writers)
     return doc
+
+
+def punch_holes(path: Path, size_mb: int) -> None:
+    subprocess.run(["fallocate", "--punch-hole", "--offset", "0", "--length",
+                    str(size_mb << 20), str(path)], check=True)
 
 
 def thread_ns(doc: dict) -> int:

@@ -12,22 +12,13 @@ recorder's own attach result, and either outcome is checked.
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import require_tool
-from record_common import (
-    file_locks,
-    prepare_file,
-    recorder,
-    start_fio,
-    stop,
-    wait_share,
-    wait_threads,
-)
+from record_common import file_locks, wait_share
+from record_common import record_writers as record_sparse_writers
 
 pytestmark = pytest.mark.kernel
 
@@ -45,22 +36,9 @@ SIZE_MB = 128
 
 
 def record_writers(fio: str, path: Path, out: Path, extra: list[str] | None = None) -> dict:
-    """4 direct writers into holes of one file, recorded for 2 s. The holes are punched
-    again once the recorder is ready: while it loads (minutes in an emulated guest) the
-    writers fill the file, and overwrites take i_rwsem shared."""
-    prepare_file(path, "sparse", SIZE_MB)
-    writers = start_fio(fio, path, "sparse", SIZE_MB)
-    try:
-        wait_threads(writers.pid, 5)
-        with recorder(["--pid", str(writers.pid), *(extra or [])], out) as (_, start, finish):
-            subprocess.run(["fallocate", "--punch-hole", "--offset", "0", "--length",
-                            str(SIZE_MB << 20), str(path)], check=True)
-            time.sleep(0.3)
-            start()
-            time.sleep(2.0)
-            return finish()
-    finally:
-        stop(writers)
+    """4 direct writers into holes of one file (punched again once the recorder is
+    ready), recorded for 2 s."""
+    return record_sparse_writers(fio, path, "sparse", out, extra=extra, size_mb=SIZE_MB)
 
 
 def rows(doc: dict) -> dict[str, dict]:
