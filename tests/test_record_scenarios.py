@@ -55,7 +55,10 @@ def test_ext4_sparse_direct_writes_wait_on_i_rwsem(filesystems, fio, tmp_path):
     assert any("WRITE" in w["flag_names"] for w in lock["waits"])
     d = dio_entry(doc, path)
     assert d["writes"]["count"] > 0 and d["fs_block_size"] == os.statvfs(path).f_bsize
-    assert d["hole"]["count"] > d["writes"]["count"] / 2
+    if extent_states_seen(doc, "ext4"):
+        assert d["hole"]["count"] > d["writes"]["count"] / 2
+    else:   # what the kernel cannot show is not claimed
+        assert d["hole"]["count"] == d["unwritten"]["count"] == d["mapped"]["count"] == 0
     assert d["aligned"]["count"] == d["writes"]["count"] and d["buffered_writes"]["count"] == 0
     assert d["latency"]["count"] > 0
 
@@ -65,7 +68,17 @@ def test_xfs_sparse_direct_writes_do_not_wait_on_i_rwsem(filesystems, fio, tmp_p
     doc = record_writers(fio, path, "sparse", tmp_path / "r.json")
     assert wait_share(doc, path) < NEAR_ZERO
     d = dio_entry(doc, path)
-    assert d["writes"]["count"] > 0 and d["hole"]["count"] > 0
+    assert d["writes"]["count"] > 0
+    assert (d["hole"]["count"] > 0) is extent_states_seen(doc, "xfs")
+
+
+def extent_states_seen(doc: dict, fstype: str) -> bool:
+    """Whether the recorder could see the extent state DIO writes found on fstype:
+    iomap's mapping event (dio_map; from 5.15), and for ext4 its own lookups (ext4_map,
+    ext4_extent: module types, which need module BTF from 5.11), which ext4's answer
+    needs (it maps unwritten extents it converts as new, like holes)."""
+    on = {f["name"] for f in doc["features"] if f["enabled"]}
+    return "dio_map" in on and (fstype != "ext4" or bool(on & {"ext4_map", "ext4_extent"}))
 
 
 @pytest.mark.parametrize("fstype", ["ext4", "xfs"])
