@@ -103,6 +103,16 @@ def _doctor_checks(listing: list[dict], doctor: dict, rc: int, events: set[str])
             f"{len(listing)} groups agree with --list-features; ok={doctor.get('ok')}"}
 
 
+def _no_listing(out: Path, doctor) -> str:
+    """Why doctor's JSON holds no listing: its own line on it, else its stderr."""
+    if isinstance(doctor, dict):
+        for c in doctor.get("checks", []):
+            if c.get("name") in ("probe groups", "BTF") and not c.get("available"):
+                return str(c.get("detail"))
+    err = out / "doctor.err"
+    return err.read_text(errors="replace")[-300:] if err.exists() else "no doctor output"
+
+
 def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     """The kernel's result document: measured groups, every check, and the verdict."""
     release = (out / "release").read_text().strip() if (out / "release").exists() else "?"
@@ -118,8 +128,10 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
                            "detail": "; ".join(oops[:3]) or
                            ("all steps ran" if "done" in st else "the guest did not finish")}
 
-    doc = _json(out / "list_features.out")
-    listing = doc.get("groups") if isinstance(doc, dict) else None
+    # the recorder's own listing, as doctor got it and drew its lines from (loading every
+    # group is the slowest thing a guest does: it runs once)
+    doctor = _json(out / "doctor.out")
+    listing = doctor.get("groups") if isinstance(doctor, dict) else None
     groups = {g["name"]: g for g in listing or []}
     missing = {g: (groups[g].get("reason") or "off") if g in groups else "not listed"
                for g in CORE_GROUPS if not _usable(groups.get(g, {}))}
@@ -127,11 +139,8 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     checks["core_groups"] = {
         "ok": listing is not None and set(missing) == set(want),
         "detail": (f"missing {sorted(missing)}, expected missing {sorted(want)}"
-                   if listing is not None else "no listing: "
-                   + (out / "list_features.err").read_text(errors="replace")[-300:]
-                   if (out / "list_features.err").exists() else "no listing")}
+                   if listing is not None else "no listing: " + _no_listing(out, doctor))}
 
-    doctor = _json(out / "doctor.out")
     events = set((out / "tracefs-events").read_text().split()) if (
         out / "tracefs-events").exists() else set()
     if isinstance(doctor, dict) and listing is not None:
@@ -161,7 +170,8 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
         "cpus": int((out / "cpus").read_text()) if (out / "cpus").exists() else None,
         "steps": {k: {"rc": v[0], "seconds": v[1]} for k, v in st.items() if k != "done"},
         "groups": {n: {"enabled": g.get("enabled"), "attach": g.get("attach"),
-                       "not_needed": g.get("not_needed"), "reason": g.get("reason")}
+                       "not_needed": g.get("not_needed"), "extra": g.get("extra"),
+                       "reason": g.get("reason")}
                    for n, g in groups.items()},
         "core_missing": missing,
         "doctor_ok": doctor.get("ok") if isinstance(doctor, dict) else None,

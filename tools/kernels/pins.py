@@ -6,13 +6,16 @@ is checked against what was measured on them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE = Path("/var/lib/lockscope/kernels")      # /var/lib: /var/cache is a tmpfs in the guests
+# /var/lib: /var/cache is a tmpfs in the guests; LOCKSCOPE_KERNEL_ROOT moves it all
+ROOT = Path(os.environ.get("LOCKSCOPE_KERNEL_ROOT", "/var/lib/lockscope"))
+CACHE = ROOT / "kernels"
 DEBS = CACHE / "debs"
-APT_ROOT = Path("/var/lib/lockscope/apt")       # a private apt root: the host's apt is untouched
-VNG_VENV = Path("/var/lib/lockscope/vng-venv")
+APT_ROOT = ROOT / "apt"                         # a private apt root: the host's apt is untouched
+VNG_VENV = ROOT / "vng-venv"
 VNG_PIN = "virtme-ng==1.42"
 HOST_APT = ["qemu-system-x86", "kmod", "busybox-static"]
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"

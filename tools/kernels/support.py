@@ -1,59 +1,107 @@
-"""The kernel-support summary the matrix measured (docs/kernel-matrix.json) and README's
-table rendered from it; tests/test_kernel_matrix.py checks README against it."""
+"""The kernel-support summary the matrix measured (docs/kernel-matrix.json) and the tables
+rendered from it: README's short one and docs/kernels.md's per-group one;
+tests/test_kernel_support.py checks both documents against the JSON."""
 
 from __future__ import annotations
 
 from expectations import CORE_GROUPS
 
-TABLE_HEAD = ("| kernel | stands for | core groups loaded | what is missing |\n"
-              "|---|---|---|---|")
+README_HEAD = ("| kernel | stands for | core groups loaded | what is lost |\n"
+               "|---|---|---|---|")
+GROUPS_HEAD_START = "| probe group |"
+
+
+def _lost(groups: dict[str, dict]) -> list[str]:
+    """Groups that neither loaded nor are replaced or not needed (not extras)."""
+    return [n for n, g in groups.items()
+            if not g["enabled"] and not g["not_needed"] and not g.get("extra")]
 
 
 def support_doc(summary: dict) -> dict:
-    """What a user needs from a matrix run: per kernel, which core groups loaded and what
-    is missing (with the kernel's reason), and which checks held."""
+    """What a user needs from a matrix run: per kernel, which core groups loaded, which
+    stand-ins and what is lost (with the kernel's reasons), which checks held, and how
+    long each step took."""
     rows = []
     for d in summary["kernels"]:
+        groups = d["groups"]
         rows.append({
             "release": d["release"], "upstream": d["upstream"], "package": d["package"],
             "package_version": d["package_version"], "stands_for": d["stands_for"],
             "core_loaded": [g for g in CORE_GROUPS if g not in d["core_missing"]],
             # a core group another group stands in for (e.g. lock from the slow paths)
-            "core_replaced": {g: d["groups"][g]["reason"] for g in CORE_GROUPS
-                              if g in d["groups"] and not d["groups"][g]["enabled"]
-                              and d["groups"][g]["not_needed"]},
+            "core_replaced": {g: groups[g]["reason"] for g in CORE_GROUPS
+                              if g in groups and not groups[g]["enabled"]
+                              and groups[g]["not_needed"]},
             "core_missing": d["core_missing"],
+            "groups": {n: {"attach": g["attach"], "enabled": g["enabled"],
+                           "not_needed": g["not_needed"], "extra": g.get("extra"),
+                           "reason": g["reason"]} for n, g in groups.items()},
+            "lost": _lost(groups),
             "doctor_ok": d["doctor_ok"],
             "checks_passed": sorted(n for n, c in d["checks"].items() if c["ok"]),
             "checks_failed": sorted(n for n, c in d["checks"].items() if not c["ok"]),
+            "seconds": {"wall": d["wall_seconds"],
+                        **{s: round(v["seconds"]) for s, v in d["steps"].items()}},
         })
     return {"host_release": summary["host_release"], "sweep": summary["sweep"],
-            "kernels": rows}
+            "cpus": summary["cpus"], "jobs": summary["jobs"],
+            "seconds": summary["seconds"], "kernels": rows}
 
 
 def readme_table(doc: dict) -> str:
-    lines = [TABLE_HEAD]
+    lines = [README_HEAD]
     for k in doc["kernels"]:
         loaded = ", ".join(g + (" (stand-in)" if g in k["core_replaced"] else "")
                            for g in k["core_loaded"]) or "none"
-        # the kernel's reasons are in docs/kernel-matrix.json and docs/kernels.md
-        missing = ", ".join(k["core_missing"])
+        # the kernel's reasons are in docs/kernels.md and docs/kernel-matrix.json
+        lost = [f"{g} (core)" for g in k["core_missing"]] + k["lost"]
+        if "lock" in k["core_replaced"]:   # lock_slowpath: rwsem and mutex slow paths
+            lost.insert(0, "lock waits other than rwsem and mutex")
         failed = [c for c in k["checks_failed"] if c != "core_groups"]
         if failed:
-            missing += ("; " if missing else "") + "checks failing: " + ", ".join(failed)
-        lines.append(f"| {k['upstream']} (`{k['package']}`) | {k['stands_for']} | {loaded} | "
-                     f"{missing or 'nothing'} |")
+            lost.append("checks failing: " + ", ".join(failed))
+        lines.append(f"| {k['upstream']} | {k['stands_for']} | {loaded} | "
+                     f"{', '.join(lost) or 'nothing'} |")
     return "\n".join(lines)
 
 
-def with_table(readme: str, doc: dict) -> str:
-    """README with its kernel table replaced by the one rendered from doc."""
-    head = TABLE_HEAD.splitlines()[0]
-    lines = readme.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip("\n") == head), None)
+def _cell(g: dict | None) -> str:
+    if g is None:
+        return "not listed"
+    if g["enabled"]:
+        return g["attach"]
+    return "not needed" if g["not_needed"] else "off"
+
+
+def groups_table(doc: dict) -> str:
+    """Per probe group, the attach kind each kernel took, or off / not needed."""
+    kernels = doc["kernels"]
+    names = list(dict.fromkeys(n for k in kernels for n in k["groups"]))
+    lines = [GROUPS_HEAD_START + " " + " | ".join(k["upstream"] for k in kernels) + " |",
+             "|---" * (len(kernels) + 1) + "|"]
+    for n in names:
+        lines.append(f"| {n} | " + " | ".join(_cell(k["groups"].get(n)) for k in kernels)
+                     + " |")
+    lines.append("| matrix time (s) | " + " | ".join(
+        f"{k['seconds']['wall']:.0f}" for k in kernels) + " |")
+    return "\n".join(lines)
+
+
+def _replace(text: str, starts: str, table: str, where: str) -> str:
+    """text with the table whose first line starts with `starts` replaced by `table`."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.startswith(starts)), None)
     if start is None:
-        raise SystemExit(f"matrix: README has no kernel table (a line {head!r}) to replace")
+        raise SystemExit(f"matrix: {where} has no table starting {starts!r} to replace")
     end = start
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
-    return "".join(lines[:start]) + readme_table(doc) + "\n" + "".join(lines[end:])
+    return "".join(lines[:start]) + table + "\n" + "".join(lines[end:])
+
+
+def with_readme_table(readme: str, doc: dict) -> str:
+    return _replace(readme, README_HEAD.splitlines()[0], readme_table(doc), "README.md")
+
+
+def with_groups_table(kernels_md: str, doc: dict) -> str:
+    return _replace(kernels_md, GROUPS_HEAD_START, groups_table(doc), "docs/kernels.md")
