@@ -1,32 +1,39 @@
-"""Worker threads of a command, from a real trace: fio with two jobs, run under a
+"""Worker threads of a command, from real traces: fio with two jobs, run under a
 shell gate (tests/data/workload/fio-2jobs-trace-threads.json: the trace's threads,
-off-CPU records and window, as lockscope-record wrote them)."""
+off-CPU records and window, as lockscope-record wrote them), and the same on a busy
+host (fio-2jobs-busy-host-trace-threads.json: load average ~9, where a helper thread
+of fio's main process ran 0.1 ms and waited 121 ms in the runqueue)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from lockscope.analysis.runs import trace_breakdown
 from lockscope.run.workload.workers import worker_threads
 
-TRACE = json.loads((Path(__file__).resolve().parent / "data" / "workload"
-                    / "fio-2jobs-trace-threads.json").read_text())
+DATA = Path(__file__).resolve().parent / "data" / "workload"
+TRACE = json.loads((DATA / "fio-2jobs-trace-threads.json").read_text())
+BUSY_HOST = json.loads((DATA / "fio-2jobs-busy-host-trace-threads.json").read_text())
 
 
-def waits_by_tid(syscall_word: str) -> set[int]:
+def waits_by_tid(trace: dict, syscall_word: str) -> set[int]:
     """Threads whose off-CPU stacks show ``syscall_word`` (the test's own route)."""
-    return {rec["tid"] for rec in TRACE["offcpu"]
+    return {rec["tid"] for rec in trace["offcpu"]
             if any(syscall_word in frame for frame in rec.get("kstack") or [])}
 
 
-def test_the_writers_are_the_workers():
-    workers = {w["tid"] for w in worker_threads(TRACE)}
-    writers = waits_by_tid("pwrite64")
+@pytest.mark.parametrize("trace", [TRACE, BUSY_HOST], ids=["quiet", "busy-host"])
+def test_the_writers_are_the_workers(trace):
+    workers = {w["tid"] for w in worker_threads(trace)}
+    writers = waits_by_tid(trace, "pwrite64")
     # the two job processes, each writing; nothing that only waited
-    assert len({w["pid"] for w in worker_threads(TRACE)}) == 2
+    assert len({w["pid"] for w in worker_threads(trace)}) == 2
     assert workers and workers <= writers
-    waiting = waits_by_tid("wait4") | waits_by_tid("clock_nanosleep") | waits_by_tid("pselect6")
+    waiting = (waits_by_tid(trace, "wait4") | waits_by_tid(trace, "clock_nanosleep")
+               | waits_by_tid(trace, "pselect6"))
     assert not workers & (waiting - writers)
 
 
