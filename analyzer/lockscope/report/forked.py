@@ -48,6 +48,39 @@ def _fork() -> int | None:
         return None
 
 
+def _spawn(n: int, child: Callable[[list[tuple[int, int]]], None]
+           ) -> tuple[int, list[tuple[int, int]]] | None:
+    """Fork a child that runs ``child(pipes)`` with ``n`` new pipes and exits (status 0
+    when it returned, never returning into the caller's code); the parent gets (pid,
+    pipes), or None when the pipes or the fork cannot be had (nothing left open)."""
+    pipes = _pipes(n) if hasattr(os, "fork") else None
+    if not pipes:
+        return None
+    pid = _fork()
+    if pid is None:
+        for r, w in pipes:
+            os.close(r)
+            os.close(w)
+        return None
+    if pid == 0:
+        code = 1
+        try:
+            child(pipes)
+            code = 0
+        finally:
+            os._exit(code)
+    return pid, pipes
+
+
+def _end(pid: int) -> None:
+    """Kill a child whose result is not wanted, and reap it."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
 class Forked(Generic[T]):
     """``Forked(fn).result()`` is ``fn()``, computed in a child started at construction."""
 
@@ -60,23 +93,15 @@ class Forked(Generic[T]):
             self._start()
 
     def _start(self) -> None:
-        pipes = _pipes(1) if hasattr(os, "fork") else None
-        if not pipes:
-            return
-        (r, w), = pipes
-        pid = _fork()
-        if pid is None:
+        def child(pipes: list[tuple[int, int]]) -> None:
+            (r, w), = pipes
             os.close(r)
-            os.close(w)
+            _send(w, pickle.dumps(self.fn(), protocol=pickle.HIGHEST_PROTOCOL))
+
+        spawned = _spawn(1, child)
+        if spawned is None:
             return
-        if pid == 0:  # the child: never returns into the caller's code
-            code = 1
-            try:
-                os.close(r)
-                _send(w, pickle.dumps(self.fn(), protocol=pickle.HIGHEST_PROTOCOL))
-                code = 0
-            finally:
-                os._exit(code)
+        pid, ((r, w),) = spawned
         os.close(w)
         self.pid, self.fd = pid, r
 
@@ -100,11 +125,7 @@ class Forked(Generic[T]):
         if not self.pid:
             return
         os.close(self.fd)
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(self.pid, 0)
+        _end(self.pid)
         self.pid, self.fd = 0, -1
         if self.sender is not None:
             self.sender.join()
@@ -120,24 +141,17 @@ class Standby:
     def __init__(self, modules: tuple[str, ...]):
         self.pid = 0
         self.job_fd = self.result_fd = -1
-        pipes = _pipes(2) if hasattr(os, "fork") else None
-        if not pipes:
+
+        def child(pipes: list[tuple[int, int]]) -> None:
+            (job_r, job_w), (result_r, result_w) = pipes
+            os.close(job_w)
+            os.close(result_r)
+            _serve(modules, job_r, result_w)
+
+        spawned = _spawn(2, child)
+        if spawned is None:
             return
-        (job_r, job_w), (result_r, result_w) = pipes
-        pid = _fork()
-        if pid is None:
-            for fd in (job_r, job_w, result_r, result_w):
-                os.close(fd)
-            return
-        if pid == 0:  # the child: never returns into the caller's code
-            code = 1
-            try:
-                os.close(job_w)
-                os.close(result_r)
-                _serve(modules, job_r, result_w)
-                code = 0
-            finally:
-                os._exit(code)
+        pid, ((job_r, job_w), (result_r, result_w)) = spawned
         os.close(job_r)
         os.close(result_w)
         self.pid, self.job_fd, self.result_fd = pid, job_w, result_r
@@ -166,11 +180,7 @@ class Standby:
                 os.close(fd)
         self.job_fd = self.result_fd = -1
         if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
+            _end(self.pid)
             self.pid = 0
 
     def __enter__(self) -> Standby:
