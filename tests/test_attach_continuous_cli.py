@@ -13,6 +13,7 @@ import stat
 import subprocess
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,23 @@ def start_continuous(args: list[str], port: int) -> tuple[subprocess.Popen, list
             return proc, err
     proc.wait()
     raise AssertionError("".join(err))
+
+
+@contextmanager
+def continuous_on_a_sleeper(args: list[str], port: int):
+    """``attach --continuous --pid`` of a ``sleep 300`` with ``args``; yields (lockscope,
+    its stderr so far); both end on every exit path."""
+    target = subprocess.Popen(["sleep", "300"])
+    proc = None
+    try:
+        proc, err = start_continuous(["--pid", str(target.pid), *args], port)
+        yield proc, err
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        target.kill()
+        target.wait()
 
 
 def wait_metric(port: int, name: str, ok, timeout: float = 30) -> str:
@@ -297,12 +315,9 @@ def test_a_restarted_target_is_recorded_again(tmp_path, how):
 
 @pytest.mark.kernel
 def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
-    target = subprocess.Popen(["sleep", "300"])
     port = free_port()
-    proc = None
-    try:
-        proc, err = start_continuous(["--pid", str(target.pid), "--rotate", "3",
-                                      "--out", str(tmp_path / "out")], port)
+    with continuous_on_a_sleeper(["--rotate", "3", "--out", str(tmp_path / "out")],
+                                 port) as (proc, err):
         first = recorders_of(proc.pid)
         seen = wait_metric(port, "lockscope_recorder_intervals_total",
                            lambda m: m and m[0][1] >= 2)
@@ -318,21 +333,12 @@ def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
         assert proc.returncode == 0, "".join(err) + rest
         doc = json.loads((tmp_path / "out" / "results.json").read_text())
         assert doc["attach"]["rotations"] >= 1 and doc["attach"]["rotate_s"] == 3
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        target.kill()
-        target.wait()
 
 
 @pytest.mark.kernel
 def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
-    target = subprocess.Popen(["sleep", "300"])
     port = free_port()
-    proc = None
-    try:
-        proc, err = start_continuous(["--pid", str(target.pid)], port)
+    with continuous_on_a_sleeper([], port) as (proc, err):
         first = recorders_of(proc.pid)
         assert len(first) == 1
         os.kill(first[0], signal.SIGKILL)
@@ -348,9 +354,3 @@ def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
         proc.send_signal(signal.SIGTERM)
         _, rest = proc.communicate(timeout=120)
         assert proc.returncode == 0 and "the recorder ended" in rest, "".join(err) + rest
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        target.kill()
-        target.wait()
