@@ -66,6 +66,24 @@ void duty_set(struct rec_duty *d, unsigned int pct)
 	d->pct = pct < 1 ? 1 : pct > 100 ? 100 : pct;
 }
 
+/* A switch off or on that began at t0 (CLOCK_MONOTONIC) and at cpu0 of this
+ * thread's CPU time, counted in "sampling". */
+static void count_toggle(struct rec_duty *d, __u64 t0, __u64 cpu0)
+{
+	d->toggles++;
+	d->toggle_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+	d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+}
+
+/* The observed part of an "on" phase ends now: pairs begun from now on
+ * are not counted (begun_in_view). */
+static void end_observed(struct rec_duty *d, struct rec_probe *p, __u64 now)
+{
+	__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
+	d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
+	d->on = false;
+}
+
 /* Attach again: state left by the last phase is stale, and marked so.
  * relink: the links were destroyed (a pause) even with --duty-flag. */
 static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS],
@@ -90,10 +108,8 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	 * host): a pair begun meanwhile may have had its begin missed, so
 	 * the phase, for the programs and for the observed time alike,
 	 * starts once all are on. */
+	count_toggle(d, t0, cpu0);
 	t1 = clock_ns(CLOCK_MONOTONIC);
-	d->toggles++;
-	d->toggle_ns += t1 - t0;
-	d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	__atomic_store_n(&skel->bss->observe_start_ns, t1, __ATOMIC_SEQ_CST);
 	d->phase_start = t1;
 	d->on = true;
@@ -125,13 +141,10 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 		return;
 	}
 	if (d->on) {
-		/* The observed part ends: pairs begun from now on are not
-		 * counted (begun_in_view); those in flight end in the grace. */
+		/* pairs in flight end in the grace */
 		now = clock_ns(CLOCK_MONOTONIC);
-		__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
-		d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
+		end_observed(d, p, now);
 		d->phase_start = now; /* the "off" part starts here */
-		d->on = false;
 		d->closing = true;
 		d->close_at = now + grace_ns(d);
 		return;
@@ -143,9 +156,7 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 			__atomic_store_n(&p->skel->bss->duty_off, 1, __ATOMIC_SEQ_CST);
 		else
 			probe_pause(p);
-		d->toggles++;
-		d->toggle_ns += clock_ns(CLOCK_MONOTONIC) - t0;
-		d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+		count_toggle(d, t0, cpu0);
 		d->closing = false;
 		return;
 	}
@@ -161,20 +172,12 @@ void duty_pause(struct rec_duty *d, struct rec_probe *p, __u64 now, __u64 len_ns
 
 	if (!d->running || d->paused_until)
 		return;
-	if (d->on) {
-		/* as at the end of an on phase, without the grace: what is in
-		 * flight now ends unseen, and pairs begun from now on are not
-		 * counted (begun_in_view) */
-		__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
-		d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
-		d->on = false;
-	}
+	if (d->on) /* without the grace: what is in flight now ends unseen */
+		end_observed(d, p, now);
 	d->closing = false;
 	if (linked) {
 		probe_pause(p);
-		d->toggles++;
-		d->toggle_ns += clock_ns(CLOCK_MONOTONIC) - t0;
-		d->toggle_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+		count_toggle(d, t0, cpu0);
 	}
 	d->phase_start = d->pause_start = now;
 	d->paused_until = now + (len_ns ? len_ns : 1);

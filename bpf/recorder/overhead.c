@@ -223,7 +223,7 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 		   struct rec_duty *duty, __u64 now)
 {
 	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
-	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed, pause;
 	struct rec_shed *step;
 	int i, best = -1;
 	double share;
@@ -285,12 +285,12 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 	/* Only the core groups are left, and they alone are over budget: a
 	 * pause keeps the budget and the window (a continuous attach goes on
 	 * recording after it). */
-	v->pause_ns = pause_len(v, share, now);
-	duty_pause(duty, probe, now, v->pause_ns);
+	pause = pause_len(v, share, now);
+	duty_pause(duty, probe, now, pause);
 	step = add_shed(v, now, "pause", "all", share);
 	if (step)
-		step->pause_ns = v->pause_ns;
-	v->run_since = now + v->pause_ns;
+		step->pause_ns = pause;
+	v->run_since = now + pause;
 }
 
 static void json_runs(struct json_out *j, __u64 cnt, __u64 ns, double share)

@@ -58,7 +58,6 @@ struct rec_overhead {
 	__u32 stacks_shed;      /* REC_SHED_* */
 	bool detached;          /* the window ended in a pause (set when it closes) */
 	__u64 run_since;        /* CLOCK_MONOTONIC: the window's start or the last pause */
-	__u64 pause_ns;         /* the last pause's length */
 	__u64 max_pause_ns;     /* --max-pause-ms */
 	struct rec_shed shed[REC_MAX_SHED];
 	int nr_shed;
