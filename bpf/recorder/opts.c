@@ -177,6 +177,8 @@ static void usage(FILE *f)
 	fprintf(f, "\nExamples:\n"
 		"  lockscope-record -p 1234 -d 10 -o rec.json   # one process, 10 s, into rec.json\n"
 		"  lockscope-record -c mariadbd -d 30 --max-overhead 1   # within 1%% of the CPUs\n"
+		"  lockscope-record -c mariadbd -d 3600 --max-overhead 1 --max-pause-ms 10000"
+		"   # over 1%% with only the core probes: pauses of at most 10 s\n"
 		"  lockscope-record --cgroup /sys/fs/cgroup/app.slice --interval-ms 1000 -d 60\n"
 		"                                            # per-second deltas in \"series\"\n"
 		"  lockscope-record -p 1234 --fs ext4 --disable holders,releasers   # fewer probes\n"
