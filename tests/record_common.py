@@ -87,10 +87,13 @@ def recorder(args: list[str], out: Path):
     It sheds nothing (--max-overhead 0) unless args say otherwise: on a busy host the
     default budget could turn stacks off in the middle of what a test checks. Every
     filesystem's probe groups (--fs all) unless args name --fs: a test's target often
-    opens its files after the recorder attached, which --pid's default (auto) cannot see."""
+    opens its files after the recorder attached, which --pid's default (auto) cannot see.
+    The run-time statistics stay on throughout (--stats-every 1) unless args say
+    otherwise: tests compare run counts and shares over the whole window."""
     fs = [] if "--fs" in args else ["--fs", "all"]
+    every = [] if "--stats-every" in args else ["--stats-every", "1"]
     proc = subprocess.Popen([record_binary(), "--max-overhead", "0", "--start-on-stdin",
-                             "--out", str(out), *fs, *args],
+                             "--out", str(out), *fs, *every, *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -109,10 +109,10 @@ def test_overhead_is_consistent_and_grows_with_the_load(ext4_fs, tmp_path):
     for doc, n in zip(docs, ios):
         o = doc["overhead"]
         assert o["stats"] in ("session", "already_on")
-        assert o["window_ns"] == doc["interval"]["duration_ns"]
+        assert o["window_ns"] == doc["interval"]["duration_ns"] == o["measured_ns"]
         assert o["online_cpus"] == os.sysconf("SC_NPROCESSORS_ONLN")
         progs, groups = o["per_program"], o["per_group"]
-        assert sum(p["run_time_ns"] for p in progs) == o["bpf_ns"] > 0
+        assert sum(p["run_time_ns"] for p in progs) == o["bpf_ns"] == o["measured_bpf_ns"] > 0
         assert sum(g["run_time_ns"] for g in groups) == o["bpf_ns"]
         assert sum(g["cpu_share"] for g in groups) == pytest.approx(o["cpu_share"], rel=1e-6)
         assert o["cpu_share"] == pytest.approx(
@@ -283,3 +283,88 @@ def test_a_window_that_never_opened_costs_nothing(tmp_path):
     assert o["bpf_ns"] == 0 and o["cpu_share"] is None and o["shed"] == []
     assert all(p["run_cnt"] == 0 for p in o["per_program"])
     assert doc["series"] == []
+
+
+def fdinfo_runs(owner: int) -> int:
+    """All run counts of the BPF programs process owner holds, as the kernel's fdinfo
+    gives them (they grow only while the run-time statistics are on)."""
+    total = 0
+    for fd in os.listdir(f"/proc/{owner}/fdinfo"):
+        try:
+            text = Path(f"/proc/{owner}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        m = re.search(r"^run_cnt:\s+(\d+)$", text, re.M)
+        if m and re.search(r"^prog_id:", text, re.M):
+            total += int(m.group(1))
+    return total
+
+
+def sampled_window(tmp_path: Path, *args: str, seconds: float) -> tuple[dict, list[int]]:
+    """A window of the recorder on a write loop; the kernel's run counts every 0.25 s."""
+    out = tmp_path / "rec.json"
+    writer = subprocess.Popen([sys.executable, "-c", WRITE_LOOP])
+    rec = subprocess.Popen([record_binary(), "--start-on-stdin", "--out", str(out), *args],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    counts = []
+    try:
+        assert rec.stdout.readline() == "ready\n", rec.stderr.read()
+        rec.stdin.write("start\n")
+        rec.stdin.flush()
+        assert rec.stdout.readline() == "started\n"
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            counts.append(fdinfo_runs(rec.pid))
+            time.sleep(0.25)
+        rec.stdin.close()
+        assert rec.wait(60) == 0, rec.stderr.read()
+    finally:
+        writer.kill()
+        writer.wait()
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    return json.loads(out.read_text()), counts
+
+
+@pytest.mark.kernel
+def test_statistics_are_sampled_without_a_budget_and_the_rest_estimated(tmp_path):
+    doc, counts = sampled_window(tmp_path, "--max-overhead", "0", "--stats-every", "3",
+                                 seconds=9)
+    o = doc["overhead"]
+    window, measured = o["window_ns"], o["measured_ns"]
+    assert o["stats"] == "session" and o["stats_every"] == 3
+    # on for one budget tick (a second; the first 0.25 s after the start) in three
+    assert 0 < measured < window
+    assert measured == pytest.approx(window / 3, abs=1.3e9)
+    # the kernel's own counters stood still while they were off: the share of the polls
+    # in which they grew is the share of the window that was measured
+    steps = [b > a for a, b in zip(counts, counts[1:])]
+    assert not all(steps) and any(steps)
+    assert sum(steps) / len(steps) == pytest.approx(measured / window, abs=0.2)
+    progs = o["per_program"]
+    assert sum(p["run_time_ns"] for p in progs) == o["measured_bpf_ns"] > 0
+    # the unmeasured part at the measured cost less the statistics' clock: more than
+    # what was measured, less than scaling it whole
+    assert o["measured_bpf_ns"] < o["bpf_ns"] <= o["measured_bpf_ns"] * window / measured
+    assert sum(p["bpf_ns"] for p in progs) == pytest.approx(o["bpf_ns"], abs=len(progs))
+    assert sum(g["bpf_ns"] for g in o["per_group"]) == pytest.approx(o["bpf_ns"],
+                                                                     abs=len(progs))
+    assert o["cpu_share"] == pytest.approx(o["bpf_ns"] / (window * o["online_cpus"]),
+                                           rel=1e-6)
+    for p in progs:
+        bare = max(0, p["run_time_ns"] - o["stats_clock"]["ns_per_run"] * p["run_cnt"])
+        assert p["bpf_ns"] == pytest.approx(
+            p["run_time_ns"] + bare * (window - measured) / measured, rel=1e-6, abs=2)
+    check_stats_clock(o)
+
+
+@pytest.mark.kernel
+def test_a_budget_keeps_the_statistics_on(tmp_path):
+    doc, counts = sampled_window(tmp_path, "--max-overhead", "90", "--stats-every", "3",
+                                 seconds=3)
+    o = doc["overhead"]
+    assert o["stats_every"] == 1 and o["measured_ns"] == o["window_ns"]
+    assert o["bpf_ns"] == o["measured_bpf_ns"]
+    assert all(b > a for a, b in zip(counts, counts[1:]))

@@ -18,7 +18,8 @@ def run(fs: str, threads: int, tr: dict | None) -> dict:
 
 def test_recorder_cost_of_a_trace():
     cost = recorder_cost(trace(0.006, 0.002, [("user_stacks", 3.04)]))
-    assert cost == {"bpf_cpu_share": 0.006, "bpf_ns": 96000000, "user_cpu_share": 0.002,
+    assert cost == {"bpf_cpu_share": 0.006, "bpf_ns": 96000000, "stats_measured": None,
+                    "user_cpu_share": 0.002,
                     "max_overhead_pct": 2.0, "shed": [{"what": "user_stacks", "after_s": 3.0}],
                     "detached": False}
     assert recorder_cost(None) is None
@@ -37,6 +38,19 @@ def test_sentence_gives_the_mean_and_the_worst_point():
     assert cost_sentence([run("ext4", 1, None)]) is None
     # a small share keeps a digit instead of reading 0.0%
     assert cost_sentence([run("ext4", 1, trace(0.006, 0.0002))]).endswith("process 0.02%")
+
+
+def test_sampled_statistics_are_said_to_be_partly_estimated():
+    sampled = trace(0.006, 0.002)
+    sampled["overhead"].update(window_ns=8_000_000_000, measured_ns=2_000_000_000)
+    whole = trace(0.004, 0.002)
+    whole["overhead"].update(window_ns=8_000_000_000, measured_ns=8_000_000_000)
+    assert recorder_cost(sampled)["stats_measured"] == 0.25
+    assert recorder_cost(whole)["stats_measured"] == 1.0
+    text = cost_sentence([run("ext4", 1, sampled), run("xfs", 1, whole)])
+    assert text.endswith("(BPF time measured over 62% of the time, the rest estimated)")
+    # measured throughout: nothing to say
+    assert "estimated" not in cost_sentence([run("xfs", 1, whole)])
 
 
 def test_unavailable_statistics_give_no_sentence():

@@ -241,6 +241,9 @@ class TraceOverhead(TypedDict, total=False):
     stats_error: str | None
     online_cpus: int
     window_ns: int
+    stats_every: int
+    measured_ns: int
+    measured_bpf_ns: int
     bpf_ns: int
     cpu_share: float | None
     observed_ns: int
@@ -408,6 +411,7 @@ class RunRecorderCost(RecorderCost, total=False):
     """``runs[].recorder_cost``: the attach form's overhead plus the BPF time."""
 
     bpf_ns: int | None
+    stats_measured: float | None
 
 
 class SweptFile(TypedDict, total=False):

@@ -55,6 +55,8 @@ static void read_progs(struct rec_overhead *v)
 	}
 }
 
+static __u64 total_runs(struct rec_overhead *v);
+
 static __u64 tv_ns(const struct timeval *t)
 {
 	return (__u64)t->tv_sec * 1000000000ULL + (__u64)t->tv_usec * 1000ULL;
@@ -71,7 +73,7 @@ static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 }
 
 void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms)
+		   unsigned int max_pause_ms, unsigned int stats_every)
 {
 	struct bpf_program *prog;
 	bool was_on = sysctl_on();
@@ -87,7 +89,14 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 		v->src = was_on ? STATS_ALREADY_ON : STATS_OFF;
 	} else {
 		v->src = was_on ? STATS_ALREADY_ON : STATS_SESSION;
+		v->stats_on = true;
 	}
+	/* A budget is judged on every second's statistics; statistics that
+	 * someone else holds on cannot be switched off. */
+	v->stats_every = stats_every ? stats_every : 1;
+	v->sampling = v->stats_every > 1 && v->max_share <= 0 && v->src == STATS_SESSION;
+	if (!v->sampling)
+		v->stats_every = 1;
 	v->clock_ns = v->src == STATS_OFF ? -1 : statsclock_ns_per_run();
 	bpf_object__for_each_program(prog, skel->obj) {
 		struct rec_prog_stat *p;
@@ -114,7 +123,7 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		p->cnt0 = p->mark_cnt = p->cnt;
 		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
 	}
-	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = now;
+	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = v->on_since = now;
 	v->tick_observed = 0;
 	getrusage(RUSAGE_SELF, &v->ru_start);
 	v->ru_mark = v->ru_start;
@@ -124,8 +133,12 @@ void overhead_stop(struct rec_overhead *v, __u64 now)
 {
 	if (!v->start_mono || v->end_mono)
 		return;
-	read_progs(v);
 	v->end_mono = now;
+	if (v->stats_on)
+		v->measured_ns += now - v->on_since;
+	else if (v->sampling && total_runs(v) != v->off_runs)
+		v->measured_ns += now - v->off_since; /* counted by someone else's statistics */
+	read_progs(v);
 	getrusage(RUSAGE_SELF, &v->ru_end);
 }
 
@@ -219,6 +232,53 @@ static __u64 pause_len(const struct rec_overhead *v, double share, __u64 now)
 	       len < PAUSE_MIN_NS ? PAUSE_MIN_NS : (__u64)len;
 }
 
+static __u64 total_runs(struct rec_overhead *v)
+{
+	__u64 n = 0;
+	int i;
+
+	read_progs(v);
+	for (i = 0; i < v->nr_progs; i++)
+		n += v->progs[i].cnt;
+	return n;
+}
+
+/* Sampling: the statistics' clock reads are paid in one tick of stats_every
+ * (the static key behind them, kernel/bpf/syscall.c bpf_stats_handler() and
+ * bpf_enable_runtime_stats(), is flipped twice per stats_every seconds). The
+ * static key also counts for others: the sysctl, another process's
+ * bpf_enable_stats(). A tick off in which the counts still grew was measured
+ * by them, and counts as measured; with the sysctl on, the statistics are
+ * kept on to the end. */
+static void sample_tick(struct rec_overhead *v, __u64 now)
+{
+	int fd;
+
+	if (v->stats_on) {
+		close(v->stats_fd);
+		v->stats_fd = -1;
+		v->stats_on = false;
+		v->measured_ns += now - v->on_since;
+		v->ticks_off = 0;
+	} else if (total_runs(v) != v->off_runs) {
+		v->measured_ns += now - v->off_since;
+	}
+	v->off_since = now;
+	v->off_runs = total_runs(v);
+	if (!sysctl_on()) {
+		if (v->ticks_off++ < v->stats_every - 1)
+			return;
+	} else {
+		v->sampling = false;
+	}
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0 && v->sampling)
+		return; /* tried again next tick */
+	v->stats_fd = fd;
+	v->stats_on = true;
+	v->on_since = now;
+}
+
 void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 		   struct rec_duty *duty, __u64 now)
 {
@@ -230,6 +290,10 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 
 	if (!v->start_mono || v->end_mono || v->src == STATS_OFF || !dt)
 		return;
+	if (v->sampling) {
+		sample_tick(v, now);
+		return;
+	}
 	read_progs(v);
 	for (i = 0; i < v->nr_progs; i++) {
 		struct rec_prog_stat *p = &v->progs[i];
@@ -333,6 +397,19 @@ static void json_stats_clock(struct rec_overhead *v, struct json_out *j, __u64 r
 	json_end_object(j);
 }
 
+/* What the programs cost while the statistics were off (sampling): the
+ * measured runs' time less the statistics' clock, scaled to the unmeasured
+ * part of the window. Without a clock figure, the measured time as it is
+ * (an estimate that errs high). */
+static __u64 with_unmeasured(const struct rec_overhead *v, __u64 cnt, __u64 ns, __u64 window)
+{
+	double bare = (double)ns - (v->clock_ns > 0 ? v->clock_ns * (double)cnt : 0);
+
+	if (!v->measured_ns || window <= v->measured_ns || bare <= 0)
+		return ns;
+	return ns + (__u64)(bare * (double)(window - v->measured_ns) / (double)v->measured_ns);
+}
+
 static int cmp_prog_ns(const void *a, const void *b)
 {
 	const struct rec_prog_stat *x = a, *y = b;
@@ -341,12 +418,22 @@ static int cmp_prog_ns(const void *a, const void *b)
 	return dx > dy ? -1 : dx < dy;
 }
 
+static void json_runs_est(struct rec_overhead *v, struct json_out *j, __u64 cnt, __u64 ns,
+			  __u64 window)
+{
+	__u64 est = with_unmeasured(v, cnt, ns, window);
+
+	json_runs(j, cnt, ns, share_of(v, est, window));
+	json_uint(j, "bpf_ns", est);
+}
+
 void overhead_json(struct rec_overhead *v, struct json_out *j)
 {
 	static const char *const src_names[] = { "unavailable", "session", "already_on" };
 	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
-	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, total = 0, runs = 0, user;
+	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, measured = 0, est = 0, runs = 0;
 	bool g_loaded[NR_GROUPS] = { false };
+	__u64 user;
 	int i;
 
 	/* a window that never opened costs nothing */
@@ -358,7 +445,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	for (i = 0; i < v->nr_progs; i++) {
 		const struct rec_prog_stat *p = &v->progs[i];
 
-		total += p->ns - p->ns0;
+		measured += p->ns - p->ns0;
+		est += with_unmeasured(v, p->cnt - p->cnt0, p->ns - p->ns0, window);
 		runs += p->cnt - p->cnt0;
 		if (p->group >= 0) {
 			g_loaded[p->group] = true;
@@ -375,11 +463,14 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 		json_null(j, "stats_error");
 	json_int(j, "online_cpus", v->online_cpus);
 	json_uint(j, "window_ns", window);
-	json_uint(j, "bpf_ns", total);
-	json_share(v, j, "cpu_share", total, window);
+	json_uint(j, "stats_every", v->stats_every);
+	json_uint(j, "measured_ns", v->src == STATS_OFF ? 0 : v->measured_ns);
+	json_uint(j, "measured_bpf_ns", measured);
+	json_uint(j, "bpf_ns", est);
+	json_share(v, j, "cpu_share", est, window);
 	json_uint(j, "observed_ns", v->observed_ns);
-	json_share(v, j, "cpu_share_observed", total, v->observed_ns);
-	json_stats_clock(v, j, runs, total, window);
+	json_share(v, j, "cpu_share_observed", est, v->observed_ns);
+	json_stats_clock(v, j, runs, measured, window);
 	json_double(j, "max_overhead_pct", v->max_share * 100);
 	json_uint(j, "max_pause_ns", v->max_pause_ns);
 	json_key(j, "core_groups");
@@ -400,7 +491,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 			json_string(j, "group", probe_groups[p->group].name);
 		else
 			json_null(j, "group");
-		json_runs(j, p->cnt - p->cnt0, p->ns - p->ns0, share_of(v, p->ns - p->ns0, window));
+		json_runs_est(v, j, p->cnt - p->cnt0, p->ns - p->ns0, window);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -411,7 +502,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 			continue;
 		json_begin_object(j);
 		json_string(j, "name", probe_groups[i].name);
-		json_runs(j, g_cnt[i], g_ns[i], share_of(v, g_ns[i], window));
+		json_runs_est(v, j, g_cnt[i], g_ns[i], window);
 		json_bool(j, "core", overhead_group_core(i));
 		json_bool(j, "shed", v->group_shed[i]);
 		json_end_object(j);

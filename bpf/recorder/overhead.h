@@ -59,20 +59,32 @@ struct rec_overhead {
 	bool detached;          /* the window ended in a pause (set when it closes) */
 	__u64 run_since;        /* CLOCK_MONOTONIC: the window's start or the last pause */
 	__u64 max_pause_ns;     /* --max-pause-ms */
+	/* --stats-every: the statistics on one budget tick in N (sampling), or
+	 * always; measured_ns is their time on within the window */
+	unsigned int stats_every;
+	bool sampling;
+	bool stats_on;
+	__u64 on_since;         /* CLOCK_MONOTONIC: when they were last turned on */
+	__u64 measured_ns;      /* of the "on" parts that ended */
+	unsigned int ticks_off;
+	__u64 off_since;        /* when they were last turned off */
+	__u64 off_runs;         /* all programs' run_cnt then */
 	struct rec_shed shed[REC_MAX_SHED];
 	int nr_shed;
 };
 
 struct record_bpf;
 
-/* After load and attach: turn the statistics on and list the programs. */
+/* After load and attach: turn the statistics on and list the programs;
+ * stats_every > 1 without a budget: on for one tick in stats_every only. */
 void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms);
+		   unsigned int max_pause_ms, unsigned int stats_every);
 void overhead_start(struct rec_overhead *v, __u64 now);
 void overhead_stop(struct rec_overhead *v, __u64 now);
 void overhead_free(struct rec_overhead *v);
 
-/* Once a second while recording: when the last second's share was over the
+/* Once a second while recording: when sampling, turns the statistics off
+ * after a tick on and on after stats_every - 1 ticks off; else, when the last second's share was over the
  * budget, lowers the duty (down to DUTY_FLOOR_PCT), else sheds one step; the
  * last step pauses every program for a while (duty_pause), and the checks go
  * on when they are attached again. */

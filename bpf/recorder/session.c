@@ -183,7 +183,8 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	if (err)
 		return err;
 	s->stacks_ready = true;
-	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct, o->max_pause_ms);
+	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct, o->max_pause_ms,
+		      s->series ? 1 : o->stats_every);
 	s->ovh_ready = true;
 	session_tick(s);
 	return 0;

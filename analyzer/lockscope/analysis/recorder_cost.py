@@ -43,7 +43,11 @@ def recorder_cost(trace: Any) -> RunRecorderCost | None:
     if not isinstance(user, dict):
         user = {}
     shed = [s for s in o.get("shed") or [] if isinstance(s, dict)]
+    window, measured = o.get("window_ns"), o.get("measured_ns")
     return {"bpf_cpu_share": o.get("cpu_share"), "bpf_ns": o.get("bpf_ns"),
+            # older recorders kept the statistics on throughout and had no measured_ns
+            "stats_measured": (min(1.0, measured / window) if isinstance(measured, int)
+                               and isinstance(window, int) and window > 0 else None),
             "user_cpu_share": user.get("cpu_share"),
             "max_overhead_pct": o.get("max_overhead_pct"),
             "shed": [{"what": s.get("what"), "after_s": round((s.get("after_ns") or 0) / 1e9, 1)}
@@ -70,11 +74,15 @@ def cost_sentence(runs: list[Run]) -> str | None:
     threads), and its own process 0.2%"; None when no run measured it."""
     measured: list[tuple[Run, float]] = []
     users: list[float] = []
+    parts: list[float] = []
     for r in runs:
         c = _cost(r) if isinstance(r, dict) else None
         share = c.get("bpf_cpu_share") if c else None
         if c and isinstance(share, (int, float)):
             measured.append((r, float(share)))
+            part = c.get("stats_measured")
+            if isinstance(part, (int, float)):
+                parts.append(float(part))
             user = c.get("user_cpu_share")
             if isinstance(user, (int, float)):
                 users.append(float(user))
@@ -88,6 +96,10 @@ def cost_sentence(runs: list[Run]) -> str | None:
                  f"{_pct(worst)}, {_label(worst_run)})")
     if users:
         text += f", and its own process {_pct(sum(users) / len(users))}"
+    if parts and min(parts) < 0.99:
+        # the rest is the measured cost less the statistics' own clock reads
+        text += (f" (BPF time measured over {sum(parts) / len(parts):.0%} of the time, "
+                 "the rest estimated)")
     return text
 
 
