@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -35,13 +36,18 @@ def _dead_pid() -> int:
 
 def test_stale_entry_stops_its_process(ledger):
     proc = subprocess.Popen(["sleep", "60"])
+    # its parent (this process) reaps it as soon as it ends, as init reaps a daemon:
+    # cleanup_stale() returns once the stopped process is gone from the process table
+    reaper = threading.Thread(target=proc.wait, daemon=True)
+    reaper.start()
     try:
         entry = procledger.manage("sleeper", signal.SIGTERM)
         entry.started(proc.pid)
         entry.owner_pid = _dead_pid()  # as if lockscope had been SIGKILLed
         entry.save()
         assert procledger.cleanup_stale() == [entry.name]
-        assert proc.wait(10) == -signal.SIGTERM
+        reaper.join(10)
+        assert proc.returncode == -signal.SIGTERM
         assert not list(ledger.glob("*.json"))
     finally:
         if proc.poll() is None:
@@ -101,6 +107,23 @@ def test_stop_returns_once_the_processes_are_reaped_not_only_ended(ledger):
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_stop_reaps_a_server_that_is_the_callers_own_child(ledger):
+    """A server started as this process's child (MariaDB's) has nobody else to reap it:
+    stop(reap=...) reaps it, and returns with it gone, not after REAP_TIMEOUT_S with
+    a zombie left."""
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        entry = procledger.manage("own-child", signal.SIGTERM)
+        entry.started(proc.pid)
+        entry.stop(grace=5, reap=proc.poll)
+        assert proc.returncode == -signal.SIGTERM
+        assert procledger.start_time(proc.pid, zombie=True) is None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_private_dirs_go_with_the_entry(ledger, tmp_path):

@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -42,14 +43,19 @@ def start_time(pid: int, zombie: bool = False) -> int | None:
     return int(fields[19])
 
 
-def _wait_reaped(seen: dict[int, int], timeout: float) -> None:
+def _wait_reaped(seen: dict[int, int], timeout: float,
+                 reap: Callable[[], object] | None = None) -> None:
     """Until none of ``seen`` (pid: start time) is in the process table any more, zombies
     included. A killed server process leaves its cgroup at once, but stays a zombie
     until its parent (init, for a daemon) reaps it; until then ps and pgrep still list
-    it as the server's."""
+    it as the server's. ``reap`` is called at each look: where the caller is that parent
+    (a server started as its child), nobody else would reap it before the timeout."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(
-            start_time(pid, zombie=True) == start for pid, start in seen.items()):
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
+        if not any(start_time(pid, zombie=True) == start for pid, start in seen.items()):
+            return
         time.sleep(0.05)
 
 
@@ -87,12 +93,12 @@ class Managed:
             out.append(self.pid)
         return out
 
-    def stop(self, grace: float = GRACE_S) -> None:
+    def stop(self, grace: float = GRACE_S, reap: Callable[[], object] | None = None) -> None:
         """The stop signal to the main process, then SIGKILL to whatever is left (the
         whole cgroup) after ``grace`` seconds; the cgroup, the private directories and
         the ledger entry go. Returns once every process of it that was seen is reaped
-        (gone from the process table, not only from the cgroup). Safe to call more than
-        once."""
+        (gone from the process table, not only from the cgroup); ``reap`` reaps the ones
+        the caller is the parent of (``Popen.poll``). Safe to call more than once."""
         seen: dict[int, int] = {}
 
         def look() -> list[int]:
@@ -113,7 +119,7 @@ class Managed:
             _signal(self.pid, signal.SIGKILL)
         if self.cgroup:
             end_cgroup(Path(self.cgroup))
-        _wait_reaped(seen, REAP_TIMEOUT_S)
+        _wait_reaped(seen, REAP_TIMEOUT_S, reap)
         for d in self.dirs:
             shutil.rmtree(d, ignore_errors=True)
         self._path().unlink(missing_ok=True)

@@ -105,7 +105,8 @@ class MariaDB(Lifecycle):
         """SIGTERM (mariadbd shuts down cleanly on it), SIGKILL after a grace time, for
         everything in its cgroup; safe to call more than once."""
         if self.entry is not None:
-            self.entry.stop(STOP_GRACE_S)
+            # mariadbd is this process's child: its zombie is reaped here, not by init
+            self.entry.stop(STOP_GRACE_S, reap=self.proc.poll if self.proc else None)
         elif self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         if self.proc is not None:
