@@ -123,11 +123,12 @@ static const struct opt_def defs[] = {
 	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,
 	  "the longest pause of --max-overhead's last resort", NULL },
 	{ "stats-every", 0, "N", OK_UINT, F(stats_every), 4, 1, 60, false,
-	  "without a budget (--max-overhead 0) or a series, the kernel's BPF run-time "
+	  "without a budget (--max-overhead 0), a series or a --duty, the kernel's BPF run-time "
 	  "statistics are on for one second in every N: with them on, every run of every "
-	  "program reads the clock twice (~70 ns on some VMs). The cost of the other seconds is "
+	  "program reads the clock twice (bench/stats_cost: 68 ns a run on a 2-CPU VM). The cost of the other seconds is "
 	  "estimated from the measured ones, less the statistics' own clock "
-	  "(docs/recorder-json.md, \"overhead\".measured_ns); a budget or a series keeps them on",
+	  "(docs/recorder-json.md, \"overhead\".measured_ns); a budget, a series or a duty "
+	  "below 100 keeps them on",
 	  "1: always on" },
 	{ "duty", 0, "PCT", OK_UINT, F(duty_pct), 100, 1, 100, false,
 	  "time-sampled recording: in each --duty-period-ms, attach the probes for PCT% of it "
