@@ -1,5 +1,5 @@
 """A continuous attach under a steady load for a while, watched from outside: what
-test_attach_soak.py (60 s) and bench/soak (30 min) measure. No tests here.
+test_attach_soak.py (30 s) and bench/soak (30 min) measure. No tests here.
 
 The load is fio: 4 threads of one process writing 4 KiB random O_DIRECT overwrites into
 a written file on a loop ext4 (tests/record_common.py), for the whole run. lockscope

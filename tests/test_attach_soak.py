@@ -1,7 +1,12 @@
-"""A continuous attach held for 60 s under a steady fio load (tests/soak_harness.py):
+"""A continuous attach held for 30 s under a steady fio load (tests/soak_harness.py):
 memory and map occupancy flat once warmed up (slopes recorded), the BPF share within
 attach's default budget, and no gap in the scraped series. bench/soak runs the same for
-30 minutes."""
+30 minutes.
+
+30 s: the first quarter warms up (the duty settles, the maps fill), the rest is ~22
+one-second intervals and scrapes: enough for the gap, budget and occupancy checks, and
+for memory growth past the allowance (a tenth + 2 MiB: a leak of a few hundred KiB per
+interval); slower leaks are bench/soak's to see."""
 
 from __future__ import annotations
 
@@ -16,10 +21,10 @@ from lockscope.cli.attach_cmd import CONTINUOUS_MAX_OVERHEAD
 from conftest import require_tool
 
 pytestmark = pytest.mark.kernel
-SECONDS = 60
+SECONDS = 30
 
 
-def test_a_minute_of_continuous_attach_stays_flat_and_within_budget(filesystems, tmp_path):
+def test_a_continuous_attach_under_load_stays_flat_and_within_budget(filesystems, tmp_path):
     fio = require_tool("fio")
     work = filesystems["ext4"].path / "soak"
     work.mkdir(exist_ok=True)
