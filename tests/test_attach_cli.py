@@ -57,27 +57,40 @@ def test_no_target_is_a_usage_error():
 
 @pytest.mark.kernel
 def test_target_exit_ends_the_attach_cleanly_and_a_bad_login_is_a_warning(tmp_path):
-    # The target writes a file and exits after ~10 s; the attach asked for 60 s. (On a
-    # loaded host the recorder takes seconds to load and attach: a shorter target could
-    # exit before the window opens.)
+    # The target writes and syncs a file until the window is open (on a loaded host the
+    # recorder takes seconds to load and attach), a second more, and exits; the attach
+    # asked for 60 s.
     work = tmp_path / "w"
     work.mkdir()
-    script = (f"import os,time\nf=open('{work}/data','wb')\n"
-              "for i in range(100):\n f.write(b'x'*4096); f.flush(); os.fsync(f.fileno());"
-              " time.sleep(0.1)\n")
+    go = work / "go"
+    script = (f"import os,time\nf=open('{work}/data','wb')\nn=0\n"
+              "while n<10:\n f.write(b'x'*4096); f.flush(); os.fsync(f.fileno());"
+              f" time.sleep(0.1)\n n+=os.path.exists('{go}')\n")
     target = subprocess.Popen([sys.executable, "-c", script])
+    proc = None
     try:
         out = tmp_path / "out"
         t0 = time.monotonic()
-        res = lockscope("attach", "--pid", str(target.pid), "--duration", "60",
-                        "--mysql", str(tmp_path / "no.sock"), "--out", str(out), "--no-report")
+        proc = LOCKSCOPE.start("attach", "--pid", str(target.pid), "--duration", "60",
+                               "--mysql", str(tmp_path / "no.sock"), "--out", str(out),
+                               "--no-report")
+        said = []
+        for line in proc.stderr:
+            said.append(line)
+            if "tracing" in line:
+                go.touch()
+                break
+        _, rest = proc.communicate(timeout=120)
         took = time.monotonic() - t0
     finally:
-        target.kill()
-        target.wait()
-    assert res.returncode == 0, res.stderr
-    assert "warning: --mysql" in res.stderr and "cannot log in" in res.stderr
-    assert "the target exited" in res.stderr
+        for p in (target, proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    err = "".join(said) + rest
+    assert proc.returncode == 0, err
+    assert "warning: --mysql" in err and "cannot log in" in err
+    assert "the target exited" in err
     assert took < 30
     doc = json.loads((out / "results.json").read_text())
     assert doc["kind"] == "attach" and doc["target"]["exited"] is True

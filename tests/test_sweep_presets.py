@@ -15,7 +15,7 @@ from lockscope.run import procledger
 
 from conftest import require_tool
 
-RUNTIME = "3"
+RUNTIME = "2"
 
 
 def server_processes(doc: dict) -> list[str]:
@@ -108,7 +108,7 @@ def test_preset_sweep(tmp_path, preset):
 def test_ctrl_c_stops_the_servers_and_keeps_the_points(tmp_path):
     _require("postgres-pgbench")
     doc = interrupt_after_first_point(tmp_path / "partial", "--preset", "postgres-pgbench",
-                                      "--threads", "1,2,4", "--runtime", "3", "--db-scale",
+                                      "--threads", "1,2,4", "--runtime", "2", "--db-scale",
                                       "1", "--image-size", "2g")
     assert server_processes(doc) == []
     assert doc["partial"] is True and 1 <= len(doc["runs"]) < 6
