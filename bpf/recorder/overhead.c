@@ -89,8 +89,8 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 		v->src = was_on ? STATS_ALREADY_ON : STATS_OFF;
 	} else {
 		v->src = was_on ? STATS_ALREADY_ON : STATS_SESSION;
-		v->stats_on = true;
 	}
+	v->stats_on = v->src != STATS_OFF;
 	/* A budget is judged on every second's statistics; statistics that
 	 * someone else holds on cannot be switched off. */
 	v->stats_every = stats_every ? stats_every : 1;
@@ -98,6 +98,12 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 	if (!v->sampling)
 		v->stats_every = 1;
 	v->clock_ns = v->src == STATS_OFF ? -1 : statsclock_ns_per_run();
+	if (v->sampling) {
+		/* off until the window opens (a sweep attaches during its layout) */
+		close(v->stats_fd);
+		v->stats_fd = -1;
+		v->stats_on = false;
+	}
 	bpf_object__for_each_program(prog, skel->obj) {
 		struct rec_prog_stat *p;
 		int kind;
@@ -124,6 +130,12 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
 	}
 	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = v->on_since = now;
+	if (v->sampling && !v->stats_on) {
+		v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		v->stats_on = v->stats_fd >= 0;
+		v->off_since = now;
+		v->off_runs = total_runs(v);
+	}
 	v->tick_observed = 0;
 	getrusage(RUSAGE_SELF, &v->ru_start);
 	v->ru_mark = v->ru_start;
