@@ -79,7 +79,7 @@ static void count_toggle(struct rec_duty *d, __u64 t0, __u64 cpu0)
  * are not counted (begun_in_view). */
 static void end_observed(struct rec_duty *d, struct rec_probe *p, __u64 now)
 {
-	__atomic_store_n(&p->skel->data->observe_end_ns, now, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&p->skel->bss->observe_end_ns, now, __ATOMIC_SEQ_CST);
 	d->observed_ns += now > d->phase_start ? now - d->phase_start : 0;
 	d->on = false;
 }
@@ -99,7 +99,7 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	__atomic_store_n(&skel->bss->holder_waiting, 0, __ATOMIC_SEQ_CST);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&skel->data->observe_end_ns, ~0ULL, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&skel->bss->observe_end_ns, 0, __ATOMIC_SEQ_CST);
 	if (!d->by_flag || relink)
 		d->failed += probe_resume(p, shed, d->holder_period_ms);
 	if (d->by_flag)
