@@ -116,6 +116,12 @@ def test_sparse_writes_hold_the_lock_to_allocate_and_submit(ext4, tmp_path):
     lock = file_locks(doc, path, "i_rwsem")[0]
     weighted = sum(s["wait_ns"] for s in doc["holders"]["samples"] if s["addr"] == lock["addr"])
     assert 0.7 < weighted / lock["total_ns"] < 1.3, (weighted, lock["total_ns"])
+    # Owners off CPU (waiting for their DIO) reuse the stack walked at the same place
+    # within --stack-refresh-ms: more snapshots reused a stack than were of running owners.
+    h = doc["holders"]
+    if h["offcpu_stacks"]:
+        on_cpu = sum(s["count"] for s in h["samples"] if s["state"] == "on_cpu")
+        assert h["counts"]["stacks_reused"] > on_cpu, (h["counts"], on_cpu)
 
 
 def test_unaligned_async_writes_onto_unwritten_extents_drain_dio_under_the_lock(ext4, tmp_path):
