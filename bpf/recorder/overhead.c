@@ -55,7 +55,16 @@ static void read_progs(struct rec_overhead *v)
 	}
 }
 
-static __u64 total_runs(struct rec_overhead *v);
+/* All programs' run counts as read_progs() last left them. */
+static __u64 summed_runs(const struct rec_overhead *v)
+{
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < v->nr_progs; i++)
+		n += v->progs[i].cnt;
+	return n;
+}
 
 static __u64 tv_ns(const struct timeval *t)
 {
@@ -134,7 +143,8 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		v->stats_on = v->stats_fd >= 0;
 		v->off_since = now;
-		v->off_runs = total_runs(v);
+		read_progs(v);
+		v->off_runs = summed_runs(v);
 	}
 	v->tick_observed = 0;
 	getrusage(RUSAGE_SELF, &v->ru_start);
@@ -146,11 +156,11 @@ void overhead_stop(struct rec_overhead *v, __u64 now)
 	if (!v->start_mono || v->end_mono)
 		return;
 	v->end_mono = now;
+	read_progs(v);
 	if (v->stats_on)
 		v->measured_ns += now - v->on_since;
-	else if (v->sampling && total_runs(v) != v->off_runs)
+	else if (v->sampling && summed_runs(v) != v->off_runs)
 		v->measured_ns += now - v->off_since; /* counted by someone else's statistics */
-	read_progs(v);
 	getrusage(RUSAGE_SELF, &v->ru_end);
 }
 
@@ -244,17 +254,6 @@ static __u64 pause_len(const struct rec_overhead *v, double share, __u64 now)
 	       len < PAUSE_MIN_NS ? PAUSE_MIN_NS : (__u64)len;
 }
 
-static __u64 total_runs(struct rec_overhead *v)
-{
-	__u64 n = 0;
-	int i;
-
-	read_progs(v);
-	for (i = 0; i < v->nr_progs; i++)
-		n += v->progs[i].cnt;
-	return n;
-}
-
 /* Sampling: the statistics' clock reads are paid in one tick of stats_every
  * (the static key behind them, kernel/bpf/syscall.c bpf_stats_handler() and
  * bpf_enable_runtime_stats(), is flipped twice per stats_every seconds). The
@@ -264,19 +263,22 @@ static __u64 total_runs(struct rec_overhead *v)
  * kept on to the end. */
 static void sample_tick(struct rec_overhead *v, __u64 now)
 {
+	bool was_on = v->stats_on;
 	int fd;
 
-	if (v->stats_on) {
+	if (was_on) {
 		close(v->stats_fd);
 		v->stats_fd = -1;
 		v->stats_on = false;
 		v->measured_ns += now - v->on_since;
 		v->ticks_off = 0;
-	} else if (total_runs(v) != v->off_runs) {
-		v->measured_ns += now - v->off_since;
 	}
+	/* read once, after the close: counts that grow from here on are others' */
+	read_progs(v);
+	if (!was_on && summed_runs(v) != v->off_runs)
+		v->measured_ns += now - v->off_since;
 	v->off_since = now;
-	v->off_runs = total_runs(v);
+	v->off_runs = summed_runs(v);
 	if (!sysctl_on()) {
 		if (v->ticks_off++ < v->stats_every - 1)
 			return;
