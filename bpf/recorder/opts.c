@@ -189,6 +189,8 @@ static void usage(FILE *f)
 		"   # over 1%% with only the core probes: pauses of at most 10 s\n"
 		"  lockscope-record --cgroup /sys/fs/cgroup/app.slice --interval-ms 1000 -d 60\n"
 		"                                            # per-second deltas in \"series\"\n"
+		"  lockscope-record -p 1234 -d 60 --max-overhead 0 --stats-every 1"
+		"   # BPF cost measured every second, not estimated\n"
 		"  lockscope-record -p 1234 --fs ext4 --disable holders,releasers   # fewer probes\n"
 		"  lockscope-record --list-features   # which probe groups load and attach here\n"
 		"  lockscope-record --list-facts      # the system calls, classes and kinds it names\n");
