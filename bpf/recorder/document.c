@@ -265,6 +265,7 @@ static void write_drops(struct json_out *j, const __u64 *d)
 	json_uint(j, "nested_begin", d[DROP_NESTED_BEGIN]);
 	json_uint(j, "end_without_begin", d[DROP_END_WITHOUT_BEGIN]);
 	json_uint(j, "dio_untracked", d[DROP_DIO_UNTRACKED]);
+	json_uint(j, "calls_lost", d[DROP_CALL_LOST]);
 	json_key(j, "map_full_by_map");
 	json_begin_object(j);
 	for (i = 0; i <= DROP_OTHER_FULL; i++)
@@ -288,6 +289,7 @@ static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 	json_uint(j, "lock_stacks_walked", d[COUNT_LOCK_STACKS_WALKED]);
 	json_uint(j, "offcpu_unsampled", d[COUNT_OFFCPU_UNSAMPLED]);
 	json_uint(j, "user_stacks_copied", d[COUNT_USTACKS_COPIED]);
+	json_uint(j, "calls_handed_off", d[COUNT_CALLS_HANDED_OFF]);
 	json_uint(j, "user_stacks_unwound", s->stacks.unwind.samples);
 	json_uint(j, "unwind_cpu_us", s->stacks.unwind.cpu_ns / 1000);
 	json_end_object(j);

@@ -61,6 +61,7 @@ enum rec_drop {
 	DROP_END_WITHOUT_BEGIN, /* end with no begin seen (e.g. began before start) */
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
 	DROP_USTACK_RINGBUF,    /* ring buffer full: frame-pointer stack instead */
+	DROP_CALL_LOST,         /* a followed call's state lost before its exit */
 	NR_DROPS,
 };
 
@@ -71,6 +72,7 @@ enum rec_count {
 	COUNT_LOCK_STACKS_WALKED,
 	COUNT_OFFCPU_UNSAMPLED, /* switch-outs between two stack samples */
 	COUNT_USTACKS_COPIED,   /* user stacks copied for unwinding */
+	COUNT_CALLS_HANDED_OFF, /* followed calls whose thread switched out before the exit */
 	NR_TALLIES,             /* drops and counts */
 };
 
@@ -245,28 +247,50 @@ struct offcpu_pending {
  * few places reaches the offcpu map only when a slot is reused. */
 #define REC_PENDING_SLOTS 8
 
-/* A thread's followed system call in progress, and the last file it
- * wrote through one (kern/io.bpf.inc). */
-struct sys_slot {
+/* A followed system call in progress (kern/io.bpf.inc). It is kept in
+ * the CPU's slot while its thread runs there, and moved into the thread's
+ * entry (task_val.call) when the thread switches out before its exit
+ * (kern/sched.bpf.inc, hand_off_call). What the exit needs of the file is
+ * copied in: the CPU's file memo may name another file by then. */
+struct sys_call {
 	__u64 ts;              /* entry time; 0: not timed */
 	__u64 phase;           /* observe_start_ns at entry (begun_in_view of an untimed call) */
 	__u64 ino;
+	__u64 born;            /* the thread's start_time, once in its entry: a reused id is another thread */
+	__u32 tid;             /* the thread in the call */
 	__u32 idx;             /* index in the followed list + 1 (record.h); 0 = none */
 	__u32 dev;             /* regular file written without O_DIRECT, or synced */
+	__u32 buf;             /* the file's buf_counts slot; REC_BUF_NONE: not yet known */
 	__u8 net;              /* the fd written is a socket or pipe */
 	__u8 dsync;            /* the fd written is O_DSYNC/O_SYNC: a durability write */
-	__u16 pad;
-	/* the last file written, to skip the inode reads */
-	__u32 file_buf;        /* its buf_counts slot; REC_BUF_NONE until its first buffered write */
+	__u8 buffered;         /* written without O_DIRECT */
+	__u8 pad;
+	__u32 pad2;
+};
+
+/* The last file a followed call named on a CPU (any thread's), so that the
+ * next call on the same file skips the inode reads. A closed file's struct
+ * may come back for another open, so the inode and the open flags are
+ * compared too. */
+struct file_memo {
 	__u64 file;
-	__u64 file_inode;      /* its struct inode, to tell a reused struct file */
-	__u64 file_ino;
-	__u32 file_dev;
-	__u8 file_buffered;
-	__u8 file_net;
-	__u8 file_dsync;
-	__u8 file_pad;
-	__u32 rnd;             /* the thread's sample generator (kern/io.bpf.inc, sampled()) */
+	__u64 inode;
+	__u64 ino;
+	__u32 flags;           /* f_flags */
+	__u32 dev;
+	__u32 buf;             /* its buf_counts slot; REC_BUF_NONE until its first buffered write */
+	__u8 buffered;
+	__u8 net;
+	__u8 dsync;
+	__u8 pad;
+};
+
+/* Per CPU (maps.bpf.inc, cpu_calls): the call of the thread running there,
+ * the file memo and the generator that samples calls to time. */
+struct cpu_calls {
+	struct sys_call call;
+	struct file_memo file;
+	__u32 rnd;             /* kern/io.bpf.inc, sampled() */
 	__u32 rnd_pad;
 };
 
@@ -311,8 +335,8 @@ struct task_val {
 	__u64 tx_calls;
 	__u64 tx_bytes;
 	__u64 tx_writes;       /* of tx_calls, those made with a followed write call */
-	/* the system call in progress (the fallback without task storage) */
-	struct sys_slot sys;
+	/* the followed system call it switched out in (kern/sched.bpf.inc) */
+	struct sys_call call;
 	/* current DIO (for iomap_iter_dstmap and map_blocks); a synchronous
 	 * one is kept here, an AIO in the dio_inflight map */
 	__u64 dio_iocb;

@@ -141,12 +141,9 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->count_buffered_in_fs = !probe_group_on(&s->probe, GROUP_SYSCALLS);
 	filter_rodata(skel, &s->filter);
 	holder_tick_configure(skel, &s->probe);
-	/* The system-call slots are task storage where the kernel has it
-	 * (kern/maps.bpf.inc, sys_slots); else the programs keep them in the
-	 * thread map, and a map the kernel cannot create would refuse the
-	 * whole object. */
-	bpf_map__set_autocreate(skel->maps.sys_slots,
-				libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1);
+	/* A followed call's state stays per CPU while a sched_switch program
+	 * hands it off (kern/maps.bpf.inc, calls_on_cpu). */
+	skel->rodata->calls_on_cpu = probe_group_on(&s->probe, GROUP_SCHED);
 	return 0;
 }
 
