@@ -15,6 +15,8 @@ TESTS = {
     "test_ext4_sparse_direct_writes_wait_on_i_rwsem": "i_rwsem_ext4_sparse",
     "test_xfs_sparse_direct_writes_do_not_wait_on_i_rwsem": "i_rwsem_xfs_none",
     "test_write_classes_match_fiemap[unaligned-fallocated-ext4]": "dio_classes_unaligned_prealloc",
+    "test_calls_that_leave_the_cpu_stay_with_their_file[on-0]": "syscalls_handed_off_at_switch",
+    "test_calls_that_leave_the_cpu_stay_with_their_file[off-0]": "syscalls_without_sched",
 }
 OOPS = re.compile(r"^.*\b(?:Oops|BUG:|Kernel panic|general protection fault).*$", re.M)
 
