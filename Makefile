@@ -89,9 +89,14 @@ check: $(STAMPS)/venv proto
 
 # The unit tests in parallel (one process per CPU), then the kernel tests one at a
 # time: they share loop devices, BPF and the machine's CPUs, and some time the host.
+# Kernel tests run two at a time, a module to a worker (its shared filesystems and servers
+# stay one), then those marked alone one at a time: they measure rates and the budget.
+KERNEL_TEST_WORKERS ?= 2
+
 test: deps bins install check
 	$(PY) -m pytest tests -m "not kernel" -n auto
-	$(PY) -m pytest tests -m kernel
+	$(PY) -m pytest tests -m "kernel and not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests -m "kernel and alone"
 
 unit-test: check
 	$(PY) -m pytest tests -m "not kernel" -n auto

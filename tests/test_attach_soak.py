@@ -20,7 +20,8 @@ from lockscope.cli.attach_cmd import CONTINUOUS_MAX_OVERHEAD
 
 from conftest import require_tool
 
-pytestmark = pytest.mark.kernel
+# the budget under load for 30 s: no other test may run beside it
+pytestmark = [pytest.mark.kernel, pytest.mark.alone]
 SECONDS = 30
 
 

@@ -158,6 +158,7 @@ def test_long_buffered_writes_hold_the_lock_in_the_page_cache(ext4, tmp_path):
     assert in_copy > 0.5 * out["sampled_ns"], out
 
 
+@pytest.mark.alone  # times the snapshots against their period
 def test_snapshots_stay_within_the_period_and_every_one_is_counted(ext4, tmp_path):
     path = ext4.path / "budget"
     args = ["--rw=randwrite", "--bs=4k", "--direct=1", "--layout=sparse", "--sync=dsync"]

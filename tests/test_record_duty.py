@@ -69,6 +69,7 @@ def runs_per_s(doc: dict) -> float:
         (doc["interval"]["duration_ns"] / 1e9)
 
 
+@pytest.mark.alone  # compares program runs per second with a full recording
 @pytest.mark.kernel
 def test_duty_cycle_watches_part_of_the_time_and_rates_hold(ext4_fs, tmp_path):
     full, _ = record_during_writes(ext4_fs.path, tmp_path, "full", [])
@@ -125,6 +126,7 @@ def test_duty_cycle_watches_part_of_the_time_and_rates_hold(ext4_fs, tmp_path):
         assert rec["total_ns"] <= iv["observed_ns"] + slack * sampling["cycles"], rec
 
 
+@pytest.mark.alone  # attaching slowed by other tests would shorten the "on" phases
 @pytest.mark.kernel
 def test_series_intervals_carry_their_observed_time(tmp_path):
     series_out = tmp_path / "series.jsonl"
@@ -153,6 +155,7 @@ def duty_steps(doc: dict) -> list[int]:
     return [int(s["what"].split()[1].rstrip("%")) for s in steps]
 
 
+@pytest.mark.alone  # other tests' system calls would keep the budget spent
 @pytest.mark.kernel
 def test_budget_lowers_the_duty_under_load_and_raises_it_when_the_load_ends(ext4_fs,
                                                                              tmp_path):

@@ -17,7 +17,7 @@ import pytest
 
 from lockscope.binaries import find_binary
 
-from record_common import record_binary, recorder
+from record_common import record_binary, recorder, wait_for_series
 
 CORE = ("lock", "lock_slowpath", "dio", "sched")  # docs/recorder-json.md, "overhead"
 # Writes to /dev/null for a minute at most: system calls the syscalls group follows.
@@ -98,6 +98,7 @@ def check_stats_clock(o: dict) -> None:
     assert busy and clock["ns_per_run"] <= 1.5 * min(busy)
 
 
+@pytest.mark.alone  # its own load's runs against none: other tests' calls would blur them
 @pytest.mark.kernel
 def test_overhead_is_consistent_and_grows_with_the_load(ext4_fs, tmp_path):
     docs, ios = [], []
@@ -131,6 +132,7 @@ def test_overhead_is_consistent_and_grows_with_the_load(ext4_fs, tmp_path):
     assert Path("/proc/sys/kernel/bpf_stats_enabled").read_text().strip() in ("0", "1")
 
 
+@pytest.mark.alone  # bpftool's reading and the recorder's must see the same load
 @pytest.mark.kernel
 def test_cpu_share_agrees_with_bpftool(ext4_fs, tmp_path):
     with recorder([], tmp_path / "rec.json") as (proc, start, finish):
@@ -215,7 +217,7 @@ def test_series_cover_the_window_and_add_up(ext4_fs, tmp_path):
                   tmp_path / "rec.json") as (_, start, finish):
         start()
         direct_writes(ext4_fs.path, "f", 4096)
-        time.sleep(0.5)
+        wait_for_series(series_out, 3)  # a loaded host closes intervals late
         doc = finish()
     series = doc["series"]
     assert doc["series_omitted"] == 0 and len(series) >= 3
@@ -332,6 +334,7 @@ def sampled_window(tmp_path: Path, *args: str,
     return json.loads(out.read_text()), counts
 
 
+@pytest.mark.alone  # another recorder would hold the statistics on
 @pytest.mark.kernel
 def test_statistics_are_sampled_without_a_budget_and_the_rest_estimated(tmp_path):
     doc, counts = sampled_window(tmp_path, "--max-overhead", "0", "--stats-every", "3",
