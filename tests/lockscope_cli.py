@@ -33,3 +33,9 @@ class Lockscope:
 
 
 LOCKSCOPE = Lockscope()
+
+
+def says_window_open(line: str) -> bool:
+    """lockscope attach's stderr line that says the window is open (a warning before it
+    may also say \"tracing\")."""
+    return line.startswith("lockscope attach: tracing ")

@@ -13,6 +13,7 @@ import pytest
 from soak_harness import recorders_of
 
 from conftest import LOCKSCOPE
+from lockscope_cli import says_window_open
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,7 +78,7 @@ def test_target_exit_ends_the_attach_cleanly_and_a_bad_login_is_a_warning(tmp_pa
         said = []
         for line in proc.stderr:
             said.append(line)
-            if "tracing" in line:
+            if says_window_open(line):
                 go.touch()
                 break
         _, rest = proc.communicate(timeout=120)
@@ -139,7 +140,7 @@ def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
                            tmp_path / "out", stdout=None)
     try:
         for line in proc.stderr:
-            if "tracing" in line:
+            if says_window_open(line):
                 break
         recorders = recorders_of(proc.pid)
         assert len(recorders) == 1
@@ -169,7 +170,7 @@ def test_ctrl_c_keeps_a_partial_but_valid_window(tmp_path):
                            "--no-report", start_new_session=True)
     try:
         for line in proc.stderr:
-            if "tracing" in line:
+            if says_window_open(line):
                 break
         time.sleep(1.5)
         os.killpg(proc.pid, signal.SIGINT)

@@ -16,6 +16,7 @@ import pytest
 
 import dbservers
 from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, require_kernel, require_tool
+from lockscope_cli import says_window_open
 
 # real servers on loop filesystems under the recorder
 pytestmark = pytest.mark.kernel
@@ -59,7 +60,7 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
     def read_stderr():
         for line in proc.stderr:
             err.append(line)
-            if "tracing" in line:
+            if says_window_open(line):
                 opened.set()
 
     reader = threading.Thread(target=read_stderr, daemon=True)
