@@ -64,6 +64,7 @@ def sweep(tmp_path: Path, scenario: str, *extra: str) -> dict:
     return doc
 
 
+@pytest.mark.alone  # which filesystem scales best: other tests' CPU use would decide it
 @pytest.mark.kernel
 def test_default_sparse_shared_file(tmp_path):
     doc = sweep(tmp_path, "shared-sparse-randwrite")
