@@ -243,8 +243,12 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	memset(d, 0, sizeof(*d));
 	err = err ?: DUMP_PERCPU(lock_stats, struct rec_lock, locks, &lock_reduce);
 	err = err ?: DUMP(inode_locks, struct rec_inode, inodes);
-	err = err ?: DUMP(tasks, struct rec_task, tasks);
+	/* The off-CPU map before the threads' pending records: a slot flushed into
+	 * the map between the two reads is then missed by this read (the next one
+	 * has it), never counted twice; a sum counted twice would fall back at the
+	 * next read, and series intervals (deltas) would no longer add up. */
 	err = err ?: DUMP_PERCPU(offcpu, struct rec_offcpu, offcpu, &sum_reduce);
+	err = err ?: DUMP(tasks, struct rec_task, tasks);
 	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);
 	err = err ?: read_buffered(skel, d);
 	err = err ?: read_block(skel, d);
