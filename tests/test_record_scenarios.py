@@ -92,15 +92,22 @@ def test_aligned_overwrites_do_not_wait_on_i_rwsem(filesystems, fio, tmp_path, f
     assert d["hole"]["count"] == 0 and d["extending"]["count"] == 0
 
 
+@pytest.mark.parametrize("syscalls", ["on", "off"])
 @pytest.mark.parametrize("fstype", ["ext4", "xfs"])
-def test_buffered_writes_wait_behind_an_exclusive_holder(filesystems, fio, tmp_path, fstype):
+def test_buffered_writes_wait_behind_an_exclusive_holder(filesystems, fio, tmp_path, fstype,
+                                                         syscalls):
+    """The file's i_rwsem is named from the write calls, and without them from the
+    filesystem's own buffered-write events (ext4_da_write_begin, xfs_file_buffered_write)."""
     path = filesystems[fstype].path / "buffered"
-    doc = record_writers(fio, path, "buffered", tmp_path / "r.json")
+    extra = ["--disable", "syscalls"] if syscalls == "off" else []
+    doc = record_writers(fio, path, "buffered", tmp_path / "r.json", extra=extra)
     locks = file_locks(doc, path, "i_rwsem")
     assert locks, [(lk["kind"], lk["path"]) for lk in doc["locks"][:5]]
     # Buffered writes take the inode lock exclusive on both filesystems.
     assert sum(lk["exclusive_held"]["count"] for lk in locks) > 0
     assert wait_share(doc, path) > NEAR_ZERO
+    if syscalls == "off" and fstype == "ext4":
+        return   # buffered writes are counted at the write calls' exit, or by XFS's event
     d = dio_entry(doc, path)
     assert d["buffered_writes"]["count"] > 0 and d["writes"]["count"] == 0
 
