@@ -158,8 +158,8 @@ def test_client_waits_land_in_idle_not_in_loss(request, run, call):
     waited += sum(r["total_ns"] for r in blocked if not r["kstack"] and r["syscall"] in numbers)
     idle = _class(doc, "idle")
     by_call = sum(h["ns"] for h in idle["how"] if h["detail"] == call)
-    # Every wait in the call is idle, and nothing else is classed as it
-    assert by_call == pytest.approx(waited, rel=0.01)
+    # Every wait in the call is idle (none missing), and little else is classed as it
+    assert waited * (1 - 1e-9) <= by_call <= waited * 1.01
     a = doc["analysis"]["attach"]
     assert a["lost_ns"] + a["idle_ns"] == pytest.approx(
         sum(c["ns"] for c in a["classes"]), rel=1e-9)
