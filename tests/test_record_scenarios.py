@@ -157,7 +157,13 @@ def test_fallback_attach_kinds_still_attribute(filesystems, fio, tmp_path, kind)
     assert dio_entry(doc, path)["writes"]["count"] > 0
 
 
-def test_cgroup_filter(filesystems, fio, tmp_path):
+@pytest.mark.parametrize("match", ["helper", "ancestors"])
+def test_cgroup_filter(filesystems, fio, tmp_path, monkeypatch, match):
+    """Only the cgroup's threads, whether the kernel's helper matches them or the
+    cgroup's ancestors read from the task (kernels whose tracing programs lack the helper,
+    5.10): both ways on any kernel."""
+    if match == "ancestors":
+        monkeypatch.setenv("LOCKSCOPE_CGROUP_ANCESTORS", "1")
     base = _cgroup2_root()
     if not base:
         pytest.skip("no writable cgroup v2 hierarchy")
@@ -167,9 +173,10 @@ def test_cgroup_filter(filesystems, fio, tmp_path):
     inside = outside = None
     try:
         outside = start_fio(fio, filesystems["xfs"].path / "outside", "buffered", 64)
+        # the runtime outlasts a recorder's start on an emulated machine (start_fio)
         inside = subprocess.Popen(
             ["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec {fio} --name=w --filename={path}"
-             " --rw=randwrite --bs=4k --direct=1 --numjobs=2 --thread --size=64m --runtime=30"
+             " --rw=randwrite --bs=4k --direct=1 --numjobs=2 --thread --size=64m --runtime=600"
              " --time_based --fallocate=none --norandommap --output-format=terse"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_threads(inside.pid, 3)
@@ -182,8 +189,35 @@ def test_cgroup_filter(filesystems, fio, tmp_path):
         stop(outside)
         remove_cgroup(cg)
     assert doc["filter"]["cgroup"] == str(cg)
+    # the helper where the kernel lets tracing programs call it (a program loaded here
+    # says); the ancestors when forced
+    assert doc["filter"]["cgroup_match"] == (
+        "helper" if match == "helper" and _tracing_has_ancestor_helper() else "ancestors")
     assert doc["threads"] and {t["pid"] for t in doc["threads"]} == {inside.pid}
     assert thread_ns(doc) > 0
+
+
+def _tracing_has_ancestor_helper() -> bool:
+    """Whether the kernel loads a tracepoint program that calls
+    bpf_get_current_ancestor_cgroup_id (helper 123): asked with bpf(2) directly, not
+    through libbpf's probe the recorder uses."""
+    import ctypes
+    import struct
+
+    insns = b"".join(struct.pack("<BBhi", code, regs, 0, imm) for code, regs, imm in (
+        (0xb7, 0x01, 0),        # r1 = 0 (the level)
+        (0x85, 0x00, 123),      # call bpf_get_current_ancestor_cgroup_id
+        (0xb7, 0x00, 0),        # r0 = 0
+        (0x95, 0x00, 0)))       # exit
+    code, lic = ctypes.create_string_buffer(insns), ctypes.create_string_buffer(b"GPL")
+    attr = ctypes.create_string_buffer(128)
+    struct.pack_into("<IIQQ", attr, 0, 5, 4, ctypes.addressof(code),   # BPF_PROG_TYPE_TRACEPOINT
+                     ctypes.addressof(lic))
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(321, 5, attr, 128)        # SYS_bpf (x86-64), BPF_PROG_LOAD
+    if fd >= 0:
+        os.close(fd)
+    return fd >= 0
 
 
 def _cgroup2_root() -> str | None:

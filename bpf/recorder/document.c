@@ -212,6 +212,7 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	if (s->filter.cgroup) {
 		json_string(j, "cgroup", s->filter.cgroup);
 		json_uint(j, "cgroup_id", s->filter.cgroup_id);
+		json_string(j, "cgroup_match", s->filter.cgroup_helper ? "helper" : "ancestors");
 	} else {
 		json_null(j, "cgroup");
 	}
@@ -244,6 +245,9 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_uint(j, "min_block_us", o->min_block_us);
 	json_uint(j, "stack_refresh_ms", o->stack_refresh_ms);
 	json_bool(j, "user_stacks", o->user_stacks);
+	json_bool(j, "maps_preallocated", s->maps_preallocated);
+	if (s->maps_preallocated)
+		json_uint(j, "prealloc_bytes", s->prealloc_bytes);
 	json_end_object(j);
 }
 
@@ -556,8 +560,55 @@ static int inode_pid(struct rec_session *s, __u32 dev, __u64 ino)
 	return 0;
 }
 
+/* Whether the dio group's programs read each DIO write's i_rwsem mode (they
+ * have its inode: not the classic tracepoint) and its dio_flags (the
+ * tracepoint's record has them: not fentry/kprobe on __iomap_dio_rw). */
+static bool dio_mode_measured(const struct rec_session *s)
+{
+	int a = s->probe.groups[GROUP_DIO].attach;
+
+	return a >= 0 && a != ATTACH_TRACEPOINT && s->probe.skel && s->probe.skel->bss &&
+	       !s->probe.skel->bss->dio_mode_unreadable;
+}
+
+static bool dio_flags_read(const struct rec_session *s)
+{
+	int a = s->probe.groups[GROUP_DIO].attach;
+
+	return a == ATTACH_TP_BTF || a == ATTACH_RAW_TP || a == ATTACH_TRACEPOINT;
+}
+
+/* "dio_lock_mode": what the per-class exclusive/shared and flag counts
+ * stand for in this document (absent keys: not measured, never 0). */
+static void write_dio_lock_mode(const struct rec_session *s, struct json_out *j)
+{
+	int a = s->probe.groups[GROUP_DIO].attach;
+
+	json_key(j, "dio_lock_mode");
+	json_begin_object(j);
+	json_bool(j, "measured", dio_mode_measured(s));
+	json_bool(j, "dio_flags", dio_flags_read(s));
+	if (dio_mode_measured(s))
+		json_null(j, "reason");
+	else if (a < 0)
+		json_string(j, "reason", "the dio group is off");
+	else if (a == ATTACH_TRACEPOINT)
+		json_string(j, "reason", "classic tracepoint: no inode pointer to read i_rwsem from");
+	else
+		json_string(j, "reason", "the kernel's rw_semaphore has no count or owner word "
+			    "(PREEMPT_RT)");
+	json_end_object(j);
+}
+
+/* The classes a DIO write's lock mode and flags are counted in. */
+static bool mode_class(int c)
+{
+	return c != DC_READ && c != DC_BUFFERED && c != DC_CONVERTED;
+}
+
 static void write_dio(struct rec_session *s, struct json_out *j)
 {
+	bool mode = dio_mode_measured(s), flags = dio_flags_read(s);
 	size_t i;
 	int c;
 
@@ -585,6 +636,14 @@ static void write_dio(struct rec_session *s, struct json_out *j)
 			json_begin_object(j);
 			json_uint(j, "count", d->v.count[c]);
 			json_uint(j, "bytes", d->v.bytes[c]);
+			if (mode && mode_class(c)) {
+				json_uint(j, "exclusive", d->v.exclusive[c]);
+				json_uint(j, "shared", d->v.shared[c]);
+			}
+			if (flags && mode_class(c)) {
+				json_uint(j, "force_wait", d->v.force_wait[c]);
+				json_uint(j, "overwrite_only", d->v.overwrite_only[c]);
+			}
 			json_end_object(j);
 		}
 		json_lat(j, "latency", &d->v.write_lat);
@@ -830,6 +889,7 @@ int document_write(struct rec_session *s, FILE *f)
 	write_header(s, &j);
 	write_drops_and_counts(s, &j);
 	write_activity(s, &j);
+	write_dio_lock_mode(s, &j);
 	write_jbd2(s, &j);
 	holder_read_json(s, &j);
 	if (s->ovh_ready)

@@ -91,6 +91,20 @@ static int cgroup_level_of(const char *real, __u32 *level)
 	return 0;
 }
 
+/* Whether tracing programs may call bpf_get_current_ancestor_cgroup_id: the
+ * kernel's own answer (5.10 has the helper, not for tracing). Else the
+ * programs read the cgroup's ancestors (util.bpf.inc), which
+ * LOCKSCOPE_CGROUP_ANCESTORS=1 forces, for tests. */
+static bool cgroup_helper(void)
+{
+	const char *force = getenv("LOCKSCOPE_CGROUP_ANCESTORS");
+
+	if (force && *force && strcmp(force, "0"))
+		return false;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
+				       BPF_FUNC_get_current_ancestor_cgroup_id, NULL) == 1;
+}
+
 int filter_resolve(const struct rec_opts *o, struct rec_filter *f)
 {
 	char real[PATH_MAX];
@@ -125,6 +139,7 @@ int filter_resolve(const struct rec_opts *o, struct rec_filter *f)
 		msg_error("--cgroup: cannot read the cgroup id of %s: %s", o->cgroup, strerror(-err));
 		return -1;
 	}
+	f->cgroup_helper = cgroup_helper();
 	return 0;
 }
 
@@ -144,5 +159,6 @@ void filter_rodata(struct record_bpf *skel, const struct rec_filter *f)
 		skel->rodata->has_cgroup_filter = true;
 		skel->rodata->cgroup_id = f->cgroup_id;
 		skel->rodata->cgroup_level = f->cgroup_level;
+		skel->rodata->cgroup_ancestor_helper = f->cgroup_helper;
 	}
 }

@@ -9,6 +9,8 @@
 
 struct record_bpf;
 
+#include <stdbool.h>
+
 struct rec_filter {
 	const int *pids;
 	int nr_pids;
@@ -16,6 +18,7 @@ struct rec_filter {
 	const char *cgroup;
 	__u64 cgroup_id;
 	__u32 cgroup_level;
+	bool cgroup_helper;         /* matched by the kernel's helper, else by ancestors */
 };
 
 /* Checks that every pid exists and that the cgroup is a cgroup v2

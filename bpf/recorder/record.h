@@ -170,6 +170,13 @@ struct dio_val {
 	struct lat_stat sync_lat;   /* fsync, fdatasync of the file */
 	struct lat_stat range_lat;  /* sync_file_range of the file (writeback, not durability) */
 	struct lat_stat dsync_lat;  /* write-family calls on the file opened O_DSYNC/O_SYNC */
+	/* of each class's DIO writes (kern/dio_mode.bpf.inc): those that ran with
+	 * i_rwsem held exclusive by the writer, or shared; those issued with
+	 * IOMAP_DIO_FORCE_WAIT, or IOMAP_DIO_OVERWRITE_ONLY */
+	__u64 exclusive[DC_MAX];
+	__u64 shared[DC_MAX];
+	__u64 force_wait[DC_MAX];
+	__u64 overwrite_only[DC_MAX];
 };
 
 /* Why a thread was off CPU, as far as the kernel side can tell. */
@@ -493,6 +500,8 @@ struct rec_bits {
 	__u32 iomap_unwritten;
 	__u32 iomap_mapped;
 	__u32 iomap_f_new;
+	__u32 iomap_dio_force_wait;     /* iomap_dio_rw_begin dio_flags DIO_FORCE_WAIT */
+	__u32 iomap_dio_overwrite_only; /* DIO_OVERWRITE_ONLY */
 	__u32 ext4_map_mapped;     /* ext4_ext_map_blocks_exit mflags M */
 	__u32 ext4_map_unwritten;  /* ext4_ext_map_blocks_exit mflags U */
 	__u32 ext4_gb_create;      /* EXT4_GET_BLOCKS_CREATE in map_blocks flags */

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <zlib.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "record.h"
@@ -88,6 +89,106 @@ static void kernel_text(__u64 *start, __u64 *end)
 		*start = *end = 0;
 }
 
+/* Whether hash maps may allocate their elements at run time: the kernel has
+ * BPF's own any-context allocator (kernel/bpf/memalloc.c, bpf_mem_alloc, 6.1),
+ * which hash maps use since then. Before it, a kprobe, tracepoint or raw_tp
+ * program using a hash map created with BPF_F_NO_PREALLOC makes the verifier
+ * WARN_ONCE "trace type BPF program uses run-time allocation" (5.10
+ * kernel/bpf/verifier.c, check_map_prog_compatibility), which taints the
+ * kernel and panics it under kernel.panic_on_warn; 6.1 dropped the warning.
+ * Told by the type in vmlinux BTF, not by the version (backports).
+ * LOCKSCOPE_FORCE_PREALLOC=1 (for tests) preallocates anyway. */
+static const char *prealloc_why; /* why not, once runtime_alloc_ok answered */
+
+static bool runtime_alloc_ok(void)
+{
+	static int ok = -1;
+	const char *force = getenv("LOCKSCOPE_FORCE_PREALLOC");
+	struct btf *btf;
+
+	if (ok >= 0)
+		return ok;
+	if (force && *force && strcmp(force, "0")) {
+		prealloc_why = "LOCKSCOPE_FORCE_PREALLOC is set";
+		ok = 0;
+		return ok;
+	}
+	btf = btf__load_vmlinux_btf();
+	/* no BTF: no allocator known, the safe side */
+	ok = btf && btf__find_by_name_kind(btf, "bpf_mem_alloc", BTF_KIND_STRUCT) > 0;
+	if (!ok)
+		prealloc_why = "the kernel has no BPF memory allocator (no struct bpf_mem_alloc "
+			       "in its BTF)";
+	btf__free(btf);
+	return ok;
+}
+
+static bool hash_map(const struct bpf_map *map)
+{
+	enum bpf_map_type t = bpf_map__type(map);
+
+	return t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_PERCPU_HASH ||
+	       t == BPF_MAP_TYPE_HASH_OF_MAPS;
+}
+
+/* What a preallocated hash map takes up front, about (5.10
+ * kernel/bpf/hashtab.c, htab_map_alloc and prealloc_init): max_entries
+ * elements of a 48-byte struct htab_elem, the key rounded up to 8 bytes and
+ * the value (per-CPU maps: a pointer here, the value rounded up to 8 bytes
+ * on each possible CPU). Left out: the buckets, which a map has either
+ * way, and a plain hash's few extra elements (one per CPU). */
+static unsigned long long prealloc_bytes(const struct bpf_map *map, int cpus)
+{
+	unsigned long long key = (bpf_map__key_size(map) + 7) & ~7u;
+	unsigned long long value = (bpf_map__value_size(map) + 7) & ~7u;
+	unsigned long long n = bpf_map__max_entries(map);
+
+	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH)
+		return n * (48 + key + 8 + value * (cpus > 0 ? cpus : 1));
+	return n * (48 + key + value);
+}
+
+/* Preallocated, the large maps below would take memory up front in
+ * proportion to the CPUs (dio_stats' per-CPU value alone: 2.6 GiB on 64
+ * CPUs at the defaults). Their entries are lowered together until they fit
+ * this; a map that then fills counts its drops (drops.map_full). */
+#define PREALLOC_BUDGET (64ULL << 20)
+
+static unsigned long long lazy_bytes(struct bpf_map **lazy, size_t n, int cpus)
+{
+	unsigned long long bytes = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (bpf_map__autocreate(lazy[i]))
+			bytes += prealloc_bytes(lazy[i], cpus);
+	return bytes;
+}
+
+/* Where they are preallocated: fit them into PREALLOC_BUDGET, and say so. */
+static int fit_prealloc(struct rec_session *s, struct bpf_map **lazy, size_t n)
+{
+	int cpus = libbpf_num_possible_cpus();
+	unsigned long long bytes = lazy_bytes(lazy, n, cpus);
+	double scale = bytes > PREALLOC_BUDGET ? (double)PREALLOC_BUDGET / bytes : 1.0;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err && scale < 1.0; i++) {
+		__u32 entries = bpf_map__max_entries(lazy[i]) * scale;
+
+		err = bpf_map__set_max_entries(lazy[i], entries > 64 ? entries : 64);
+	}
+	s->prealloc_bytes = lazy_bytes(lazy, n, cpus);
+	if (s->prealloc_noted++)    /* once, not at every load attempt */
+		return err;
+	msg_note("hash maps preallocated: %s; lock_stats, offcpu, dio_stats and jbd2_handles "
+		 "take %.0f MiB up front (%d possible CPUs%s; docs/kernels.md)",
+		 prealloc_why, s->prealloc_bytes / 1048576.0, cpus,
+		 scale < 1.0 ? ", their entries lowered to fit" : "");
+	return err;
+}
+
 /* Before load: rodata and map sizes. Called once per load attempt, after
  * the probe groups were chosen. */
 static int configure(struct record_bpf *skel, void *arg)
@@ -108,17 +209,28 @@ static int configure(struct record_bpf *skel, void *arg)
 		{ skel->maps.dio_inflight, o->max_inflight },
 		{ skel->maps.block_inflight, o->max_inflight },
 	};
-	/* Written once per key and large: allocate on first use, not up front. */
+	/* Written once per key and large: allocate on first use, not up front,
+	 * where the kernel allows it (runtime_alloc_ok). */
 	struct bpf_map *lazy[] = {
 		skel->maps.lock_stats, skel->maps.offcpu, skel->maps.dio_stats, skel->maps.jbd2_handles,
 	};
+	struct bpf_map *map;
 	size_t i;
 	int err = 0;
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !err; i++)
 		err = bpf_map__set_max_entries(sizes[i].map, sizes[i].entries);
-	for (i = 0; i < sizeof(lazy) / sizeof(lazy[0]) && !err; i++)
+	for (i = 0; i < sizeof(lazy) / sizeof(lazy[0]) && !err && runtime_alloc_ok(); i++)
 		err = bpf_map__set_map_flags(lazy[i], bpf_map__map_flags(lazy[i]) | BPF_F_NO_PREALLOC);
+	/* Elsewhere every hash map is preallocated, whatever its declaration
+	 * says (task storage, which needs the flag, is no hash map and is
+	 * left alone: check_map_prealloc looks at hash maps only). */
+	bpf_object__for_each_map(map, skel->obj)
+		if (!err && !runtime_alloc_ok() && hash_map(map))
+			err = bpf_map__set_map_flags(map, bpf_map__map_flags(map) & ~BPF_F_NO_PREALLOC);
+	s->maps_preallocated = !runtime_alloc_ok();
+	if (!err && s->maps_preallocated)
+		err = fit_prealloc(s, lazy, sizeof(lazy) / sizeof(lazy[0]));
 	if (!err)
 		err = bpf_map__set_value_size(skel->maps.stacks, o->stack_depth * sizeof(__u64));
 	if (!err)

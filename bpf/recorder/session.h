@@ -44,6 +44,9 @@ struct rec_session {
 	struct rec_series *series;  /* --interval-ms, else NULL */
 	bool in_series;             /* writing a series object: unchanged entries left out */
 	struct btfname *series_names; /* lock names, kept between series objects */
+	bool maps_preallocated;     /* the kernel has no BPF allocator (session.c) */
+	unsigned long long prealloc_bytes; /* what the large maps then take up front */
+	int prealloc_noted;         /* the note about it was written */
 };
 
 extern const char *const session_syscall_names[REC_NR_SYSCALLS];

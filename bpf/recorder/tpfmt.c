@@ -291,6 +291,7 @@ const struct rec_bits tpfmt_default_bits = {
 	.lcb_spin = 1, .lcb_read = 2, .lcb_write = 4, .lcb_rt = 8, .lcb_percpu = 16,
 	.lcb_mutex = 32, .iocb_write = 1 << 18, .iocb_dsync = 2, .iocb_sync = 4,
 	.iomap_hole = 0, .iomap_unwritten = 3, .iomap_mapped = 2, .iomap_f_new = 1,
+	.iomap_dio_force_wait = 1, .iomap_dio_overwrite_only = 2,
 	.xfs_iolock = 3, .xfs_ilock = 12, .xfs_mmaplock = 48,
 	.o_direct = O_DIRECT, .o_dsync = O_DSYNC, .queue_flag_stats = 0xff, .rqf_stats = 0,
 };
@@ -301,6 +302,9 @@ static const struct table_rule tables[TPFMT_NR_SOURCES - 1] = {
 	    B("PERCPU", lcb_percpu), B("MUTEX", lcb_mutex) } },
 	{ "iomap", "iomap_dio_rw_begin", "ki_flags", false,
 	  { B("WRITE", iocb_write), B("DSYNC", iocb_dsync), B("SYNC", iocb_sync) } },
+	{ "iomap", "iomap_dio_rw_begin", "dio_flags", false,
+	  { B("DIO_FORCE_WAIT", iomap_dio_force_wait),
+	    B("DIO_OVERWRITE_ONLY", iomap_dio_overwrite_only) } },
 	{ "iomap", "iomap_iter_dstmap", "type", false,
 	  { B("HOLE", iomap_hole), B("UNWRITTEN", iomap_unwritten), B("MAPPED", iomap_mapped) } },
 	{ "iomap", "iomap_iter_dstmap", "flags", false, { B("NEW", iomap_f_new) } },

@@ -33,7 +33,7 @@ struct tpfmt_source {
 	bool decoded;    /* decoded from the kernel (tracefs or BTF), else defaults */
 };
 
-#define TPFMT_NR_SOURCES 10
+#define TPFMT_NR_SOURCES 11
 
 /* What the kernel side uses where nothing can be decoded. */
 extern const struct rec_bits tpfmt_default_bits;
