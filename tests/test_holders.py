@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from lockscope.analysis.holders import ACTIVITIES, activity, annotate, clause, split, top_frames
+from lockscope.analysis.holders import (
+    ACTIVITIES,
+    NOT_SEEN,
+    activity,
+    annotate,
+    clause,
+    split,
+    top_frames,
+)
 
 COMMIT = ["jbd2_log_wait_commit+0x10", "ext4_sync_file+0x2a", "iomap_dio_complete+0x5",
           "ext4_file_write_iter+0x1", "vfs_write+0x1"]
@@ -74,7 +82,10 @@ def test_state_decides_runnable_and_running_holders():
     assert activity("runqueue", COMMIT) == "runqueue"
     assert activity("on_cpu", ["copy_page_from_iter", "generic_perform_write"]) == "page_cache"
     assert activity("on_cpu", ["memcpy_orig", "something"]) == "on_cpu"
-    assert activity("on_cpu", []) == "on_cpu"
+    # an owner whose stack was not taken: what it did was not seen, whatever its state
+    assert activity("on_cpu", []) == NOT_SEEN
+    assert activity("blocked", [], iowait=True) == NOT_SEEN
+    assert activity("runqueue", []) == "runqueue"
     # no owner to judge: a reader-owned rwsem names no holder
     assert activity("reader_owned", COMMIT) is None
     assert activity("unknown", []) is None
@@ -82,8 +93,10 @@ def test_state_decides_runnable_and_running_holders():
 
 def test_every_rule_yields_a_vocabulary_word():
     for state in ("on_cpu", "blocked", "runqueue"):
-        for frames in (COMMIT, DIO_WAIT, MBALLOC, [], ["x"]):
+        for frames in (COMMIT, DIO_WAIT, MBALLOC, ["x"]):
             assert activity(state, frames) in ACTIVITIES
+        # no stack: a word only where the state alone says it (a runnable owner)
+        assert activity(state, []) == ("runqueue" if state == "runqueue" else NOT_SEEN)
 
 
 def test_top_frames_skip_the_scheduler_and_offsets():
@@ -125,6 +138,51 @@ def test_annotate_adds_clause_evidence_and_remedy():
         "of the sampled wait time (jbd2_log_wait_commit ← ext4_sync_file ← iomap_dio_complete).")
     assert "journal 81%, block_io 19%" in verdict["evidence"][-1]
     assert verdict["remedies"][0].startswith("batch durability")
+
+
+def test_snapshots_without_a_stack_are_not_seen_never_an_activity():
+    """An owner on CPU or blocked whose stack was not taken (raw_tp cannot walk an owner
+    off CPU; a walk fails or is shed) did something nobody saw: it is counted apart, with
+    its snapshots, and its wait time is in no activity's share."""
+    samples = [sample("blocked", COMMIT, 300, 3), sample("blocked", [], 500, 50),
+               sample("on_cpu", [], 100, 10), sample("runqueue", [], 100, 1)]
+    out = split(samples)
+    assert {h["activity"] for h in out["holders"]} == {"journal", "runqueue"}
+    assert not any(h["activity"] in ("other", "on_cpu") for h in out["holders"])
+    assert out["not_seen_share"] == 0.6 and out["not_seen_snapshots"] == 60
+    assert abs(sum(h["share"] for h in out["holders"]) + out["unattributed_share"]
+               + out["not_seen_share"] - 1) < 1e-9
+    verdict = {"summary": "ext4 stops scaling on i_rwsem of /f.", "evidence": [],
+               "remedies": []}
+    annotate(verdict, out, "i_rwsem of /f")
+    assert verdict["holders_sampled"]["not_seen_snapshots"] == 60
+    assert "not seen (60 snapshots) in 60% of it" in verdict["summary"]
+    assert "not seen (60 snapshots) 60%" in verdict["evidence"][-1]
+
+
+def test_only_unseen_holders_say_so_and_name_no_activity():
+    verdict = {"summary": "s.", "evidence": [], "remedies": []}
+    annotate(verdict, split([sample("blocked", [], 10, 4)]), "i_rwsem of /f")
+    assert verdict["holders"] == []
+    assert verdict["summary"] == "s, while what the holder did was not seen (4 snapshots)."
+    assert "not seen (4 snapshots)" in verdict["evidence"][-1]
+
+
+def test_report_says_not_seen_with_the_count(tmp_path):
+    from lockscope.report import render_report
+
+    from synthetic_results import make_results
+
+    doc = make_results(stacks=10, repeats=1)
+    v = doc["analysis"]["ext4"]["verdict"]
+    v["holders"] = [{"activity": "journal", "share": 0.3, "frames": ["jbd2_log_wait_commit"]}]
+    v["holders_sampled"] = {"sampled_ns": 1e9, "snapshots": 100, "reader_owned_share": 0.0,
+                            "unattributed_share": 0.0, "not_seen_share": 0.7,
+                            "not_seen_snapshots": 70}
+    render_report(doc, tmp_path, formats=("md",), source="results.json")
+    md = (tmp_path / "report.md").read_text()
+    assert ("**the holder:** journal 30% (jbd2_log_wait_commit), not seen (70 snapshots) 70% "
+            "of the sampled wait") in md
 
 
 def test_no_samples_no_clause():

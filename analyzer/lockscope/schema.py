@@ -106,6 +106,21 @@ class TraceLock(TypedDict, total=False):
 class Counted(TypedDict, total=False):
     count: int
     bytes: int
+    # DIO write classes, when dio_lock_mode says they were read: of `count`, the writes
+    # that ran with i_rwsem held exclusive / shared by the writer, and those issued
+    # with IOMAP_DIO_FORCE_WAIT / IOMAP_DIO_OVERWRITE_ONLY
+    exclusive: int
+    shared: int
+    force_wait: int
+    overwrite_only: int
+
+
+class DioLockMode(TypedDict, total=False):
+    """``dio_lock_mode``: what the classes' exclusive/shared and flag counts stand for."""
+
+    measured: bool
+    dio_flags: bool
+    reason: str | None
 
 
 class Latency(TypedDict, total=False):
@@ -305,6 +320,7 @@ class Trace(TraceSection, total=False):
     locks: list[TraceLock]
     block: list[dict[str, Any]]
     jbd2: dict[str, Any]
+    dio_lock_mode: DioLockMode
     holders: TraceHolders
     folded: dict[str, list[str]]        # older recorders only
     overhead: TraceOverhead
@@ -449,8 +465,9 @@ class DbDoc(TypedDict, total=False):
     """``db`` of an attach: the database's sampled counters."""
 
     engine: str
+    version: str | None     # the server's own (VERSION(), server_version)
     counters: list[str]
-    # {"mono_ns": ..., counter: value, ..., "waits": [{type, event, n}] (postgres)}
+    lacks: list[str]        # counters this server version does not have: not measured
     samples: list[dict[str, Any]]
     relations: list[PgRelation]
     own_xacts_per_sample: int
@@ -643,12 +660,21 @@ def class_counts_of(counts: ClassCounts) -> ClassCounts:
     return cast(ClassCounts, {k: counts[k] for k in CLASS_KEYS})
 
 
+class ClassMode(TypedDict):
+    """How one class's DIO writes held the inode lock, as the recorder measured it."""
+
+    exclusive: int
+    shared: int
+    force_wait: int | None      # None: the dio_flags were not read
+
+
 class WriteClasses(ClassCounts):
     """A file's writes by class: what the locking rules (analysis.rules) read."""
 
     writes: int             # direct I/O writes
     buffered_writes: int
     block_size: int | None
+    modes: dict[str, ClassMode]     # per class ("writes" too) with a mode or flags measured
 
 
 class DioClass(WriteClasses):
@@ -662,13 +688,31 @@ class DioClass(WriteClasses):
     latency_mean_ns: float
 
 
+# ``mode.class`` is not a Python name, so the functional form names it.
+ModeShare = TypedDict("ModeShare", {"class": str, "writes": int, "measured": int,
+                                    "exclusive": int, "exclusive_share": float | None,
+                                    "force_wait_share": float | None})
+
+
 class Cause(TypedDict):
     reason: str
     rule: str
     kernel_source: str
+    kernel_range: str       # the kernels the rule holds for: ">= 6.5", "< 6.3", ...
+    commit: str             # the commit that made those kernels behave so ("" if none)
     evidence: str
     fraction: float
     remedy: str
+    mode: ModeShare | None  # the measured lock mode of the class the rule is about
+
+
+class KernelRules(TypedDict):
+    """``analysis.<fs>.kernel_rules``: whose locking rules the causes are."""
+
+    release: str | None     # the document's kernel release, None when it has none
+    version: str | None     # its major.minor
+    note: str | None        # e.g. "no kernel release: the newest rules"
+    disagreements: list[str]    # the measured mode against the version's rules
 
 
 class HolderShare(TypedDict):
@@ -687,6 +731,8 @@ class HoldersSampled(TypedDict):
     snapshots: int
     reader_owned_share: float
     unattributed_share: float
+    not_seen_share: float       # owner named, its stack not taken: no activity
+    not_seen_snapshots: int
 
 
 class HolderSplit(HoldersSampled):
@@ -714,6 +760,9 @@ class Verdict(_VerdictRequired, total=False):
     holders: list[HolderShare]
     releasers: list[ReleaserShare]
     holders_sampled: HoldersSampled
+    # inode-lock verdicts: the measured mode of the class the first cause blames
+    # (all DIO writes without a cause), None when no DIO write was classed
+    lock_mode: ModeShare | None
     # attach
     explained: float
     wait_class: str | None
@@ -728,6 +777,7 @@ class _FsAnalysisRequired(TypedDict):
     locks: list[Lock]
     dio_classes: list[DioClass]
     causes: list[Cause]
+    kernel_rules: KernelRules
     verdict: Verdict
 
 
@@ -800,7 +850,9 @@ class AttachFile(ClassCounts, total=False):
     inode_lock_waits: int
     inode_lock_ns: int
     inode_lock_kinds: list[str]
+    modes: dict[str, ClassMode]
     causes: list[Cause]
+    rule_disagreements: list[str]
 
 
 class TraceRates(TypedDict):
@@ -851,6 +903,8 @@ class Falls(TypedDict, total=False):
 
 class DbSummary(TypedDict, total=False):
     engine: str | None
+    version: str | None
+    lacks: list[str]
     samples: int
     errors: list[str] | None
     warning: str | None
@@ -886,6 +940,7 @@ class AttachFigures(TypedDict):
 class AttachAnalysis(AttachFigures):
     """``analysis.attach``."""
 
+    kernel_rules: KernelRules
     verdict: Verdict
 
 

@@ -24,15 +24,19 @@ from .compare import compare
 from .dio import classes_for, file_classes, no_writes
 from .explain import what_if
 from .holders import annotate, lock_releasers, lock_samples, releasers, split
-from .rules import FileFacts, match_causes
+from .kernel_release import parse_release, release_of
+from .lock_mode import mode_share
+from .rules import FileFacts, Judgment, judge, kernel_rules
 from .runs import lock_key
 from .scaling import build_points, finish_locks
 from .usl import fit_usl
-from .verdict import decide
+from .verdict import decide, note_inode_lock, say_disagreement
 
 
-def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None) -> FsAnalysis:
-    """Everything analysis.<fs> holds (docs/results-schema.md) for one filesystem."""
+def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None,
+               release: str | None = None) -> FsAnalysis:
+    """Everything analysis.<fs> holds (docs/results-schema.md) for one filesystem;
+    `release`: the kernel it ran on (uname -r), whose locking rules apply."""
     points, raw_locks = build_points(runs)
     locks = finish_locks(raw_locks)
     for lk in locks:
@@ -41,22 +45,33 @@ def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None
             lk["explained_loss"], lk["what_if"] = bound["explained_loss"], bound["what_if"]
     locks.sort(key=lambda lk: (-lk["explained_loss"], -lk["total_ns"]))
     classes = file_classes(runs)
-    causes: list[Cause] = []
+    judged = Judgment([], [])
     top_inode = next((lk for lk in locks if lk["inode"]), None)
+    row = None
     if top_inode:
         row = classes_for(classes, top_inode["path"], top_inode["dev"], top_inode["ino"])
         facts = _file_facts(runs, top_inode["path"])
         facts["journal_share"] = max(
             ((p.get("time_share") or {}).get("journal", 0.0) for p in points), default=0.0)
-        causes = match_causes(fstype, row or no_writes(), facts)
+        judged = judge(fstype, row or no_writes(), facts, parse_release(release))
+    causes: list[Cause] = judged.causes
     usl: UslFit = fit_usl([p["threads"] for p in points], [p["iops"]["mean"] for p in points]) \
         if points else {"ok": False, "note": "no points"}
-    verdict = decide(fstype, points, locks, causes, cpus)
+    # the measured mode of what the first cause blames, else of all the file's DIO writes
+    mode = (causes[0]["mode"] if causes and causes[0]["mode"]
+            else mode_share(row, "writes") if row else None)
+    verdict = decide(fstype, points, locks, causes, cpus, mode=mode,
+                     disagreements=judged.disagreements)
+    if top_inode and verdict["kind"] not in LOCK_VERDICTS:
+        note_inode_lock(verdict, top_inode, points, causes)
     verdict["holders"], verdict["releasers"] = [], []
     if verdict["kind"] in LOCK_VERDICTS and locks:
         _add_holders(verdict, locks[0], runs, points[-1]["threads"])
+    say_disagreement(verdict, judged.disagreements)
     return {"fs": label, "fstype": fstype, "points": points, "usl": usl, "locks": locks,
-            "dio_classes": classes, "causes": causes, "verdict": verdict}
+            "dio_classes": classes, "causes": causes,
+            "kernel_rules": kernel_rules(release, judged.disagreements, fstype),
+            "verdict": verdict}
 
 
 def _add_holders(verdict: Verdict, top: Lock, runs: list[Run], threads: int) -> None:
@@ -92,7 +107,7 @@ def analyze(doc: ResultsDoc) -> Analysis:
     per_fs: dict[str, FsAnalysis] = {}
     for label, runs in by_fs.items():
         fstype = (fsinfo.get(label) or {}).get("fstype") or label
-        per_fs[label] = analyze_fs(label, fstype, runs, host.get("cpus"))
+        per_fs[label] = analyze_fs(label, fstype, runs, host.get("cpus"), release_of(doc))
         if any(run.get("server") for run in runs):
             _server_analysis(per_fs[label], runs, host)
     out: Analysis = dict(per_fs)

@@ -27,8 +27,10 @@ from ..schema import (
 from .attach_verdict import decide_attach
 from .dbfiles import ROLES, PgNames, file_role
 from .dio import count_of
+from .kernel_release import KernelVersion, parse_release, release_of
+from .lock_mode import add_modes, entry_modes
 from .observed import observed_ns, sampling_note
-from .rules import FileFacts, match_causes
+from .rules import FileFacts, judge, kernel_rules
 from .runs import INODE_LOCK_KINDS
 from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
 from .waitclass import (
@@ -86,8 +88,10 @@ def _lock_kinds(trace: Trace) -> dict[str | None, str]:
     return {lk.get("addr"): lk.get("kind") or "unknown" for lk in trace.get("locks") or []}
 
 
-def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[AttachFile]:
-    """Per file: role, writes, fsyncs, DIO classes, inode-lock waits and the rule."""
+def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames,
+              version: KernelVersion | None = None) -> list[AttachFile]:
+    """Per file: role, writes, fsyncs, DIO classes, inode-lock waits and the rules of
+    kernel `version` (None: the newest)."""
     rows: dict[str, AttachFile] = {}
 
     def row(path: str | None, dev: str | None = None, ino: int | None = None) -> AttachFile:
@@ -104,7 +108,7 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
                          "fsyncs": 0, "fsync_ns": 0, "sync_file_ranges": 0,
                          "sync_file_range_ns": 0, "dsync_writes": 0, "dsync_write_ns": 0,
                          "inode_lock_waits": 0, "inode_lock_ns": 0, "inode_lock_kinds": [],
-                         "causes": []})
+                         "modes": {}, "causes": [], "rule_disagreements": []})
         return rows[key]
 
     for e in trace.get("dio") or []:
@@ -121,6 +125,7 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
         r["block_size"] = e.get("fs_block_size")
         for k in CLASS_KEYS:
             r[k] += count_of(e.get(k))
+        add_modes(r["modes"], entry_modes(e))
     for f in fsync_by_file(trace):
         r = row(f.get("path"), f.get("dev"), f.get("ino"))
         r["fsyncs"] += f["fsyncs"]
@@ -149,12 +154,13 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames) -> list[A
             sf: SweptFile = swept.get(r["path"]) or {}
             classes: WriteClasses = {
                 "writes": r["dio_writes"], "buffered_writes": r["buffered_writes"],
-                "block_size": r.get("block_size"), **class_counts_of(r)}
+                "block_size": r.get("block_size"), **class_counts_of(r), "modes": r["modes"]}
             facts: FileFacts = {"setuid": sf.get("setuid", False),
                                 "setgid": sf.get("setgid", False),
                                 "security_xattrs": sf.get("security_xattrs", [])}
-            r["causes"] = match_causes(sf.get("fstype") or "", classes, facts,
-                                       min_fraction=ATTACH_MIN_FRACTION)
+            judged = judge(sf.get("fstype") or "", classes, facts, version,
+                           min_fraction=ATTACH_MIN_FRACTION)
+            r["causes"], r["rule_disagreements"] = judged.causes, judged.disagreements
     return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"],
                                                 -(r["fsync_ns"] + r["dsync_write_ns"]),
                                                 -(r["dio_write_bytes"]
@@ -189,7 +195,8 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     rows = build_series(trace, db, kinds, idle, user_classifier, pg_names)
     engine = (db or {}).get("engine") or _engine_from_files(trace)
     signal, values = throughput_signal(rows, engine)
-    files = file_rows(trace, window.get("files") or [], pg_names)
+    release = release_of(doc)
+    files = file_rows(trace, window.get("files") or [], pg_names, parse_release(release))
     fall = falls(rows, values)
     figures: AttachFigures = {
         "window_s": window_ns / 1e9, "observed_s": seen_ns / 1e9, "sampling": sampling_note(trace),
@@ -205,7 +212,10 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
         "series_omitted": trace.get("series_omitted") or 0,
         "overhead": _overhead(trace),
     }
-    return {**figures, "verdict": decide_attach(figures, (doc.get("host") or {}).get("cpus"))}
+    return {**figures,
+            "kernel_rules": kernel_rules(release, [n for f in files
+                                                   for n in f["rule_disagreements"]]),
+            "verdict": decide_attach(figures, (doc.get("host") or {}).get("cpus"))}
 
 
 def _overhead(trace: Trace) -> RecorderCost | None:
@@ -235,7 +245,8 @@ def _db_summary(db: DbDoc | None, rows: list[SeriesRow]) -> DbSummary | None:
     key = "Com_commit" if db.get("engine") == "mariadb" else "xact_commit"
     samples = db.get("samples") or []
     out: DbSummary = {"engine": db.get("engine"), "samples": len(samples),
-                      "errors": db.get("errors"), "warning": db.get("warning")}
+                      "errors": db.get("errors"), "warning": db.get("warning"),
+                      "version": db.get("version"), "lacks": db.get("lacks") or []}
     if len(samples) >= 2 and key in samples[0] and key in samples[-1]:
         dt = (samples[-1]["mono_ns"] - samples[0]["mono_ns"]) / 1e9
         n = samples[-1][key] - samples[0][key]

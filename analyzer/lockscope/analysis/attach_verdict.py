@@ -3,8 +3,9 @@ thread time (waiting for work excluded), on which file or lock, and why."""
 
 from __future__ import annotations
 
-from ..schema import AttachFigures, Verdict, VerdictKind
+from ..schema import AttachFigures, ModeShare, Verdict, VerdictKind
 from .dbfiles import LOG_ROLES
+from .lock_mode import mode_text
 
 EXPLAINS = 0.35        # the top loss class must hold at least this share of lost time
 STRONG = 0.6
@@ -59,6 +60,9 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
     db = a.get("db") or {}
     if db.get("commits_per_s") is not None:
         base.append(f"{db['commits_per_s']:,.0f} commits/s by the database's own counters")
+    if db.get("lacks"):
+        base.append(f"{db.get('engine')} {db.get('version') or ''} has no "
+                    f"{', '.join(db['lacks'])}: not measured".replace("  ", " "))
     if lost / 1e9 / window < IDLE_LOSS_THREADS:
         return _verdict(VerdictKind.IDLE, confidence="medium", evidence=base,
                         summary="The server mostly waited for work: no wait class holds "
@@ -90,6 +94,7 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
         else "medium"
     kind = KINDS[top["class"]]
     lock = path = func = None
+    lock_mode: ModeShare | None = None
     reasons: list[str] = []
     remedies = list(REMEDIES.get(top["class"], []))
     files = a.get("files") or []
@@ -103,6 +108,8 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
                 reasons.append(c["reason"])
                 ev.append(f"{c['rule']} ({c['kernel_source']}): {c['evidence']}")
                 remedies.insert(0, c["remedy"])
+            lock_mode = f["causes"][0]["mode"] if f["causes"] else None
+            ev += ([mode_text(lock_mode)] if lock_mode else []) + f["rule_disagreements"]
     elif top["class"] in ("durability", "journal"):
         f = max((f for f in files if f["role"] in LOG_ROLES),
                 key=lambda f: (f["fsync_ns"] + f["dsync_write_ns"], f["fsyncs"] + f["dsync_writes"],
@@ -124,10 +131,15 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
     elif lock:
         summary += f", in {lock}"
     summary += "."
-    return _verdict(kind, lock=lock, path=path, reasons=reasons, explained=share,
-                    evidence=ev, confidence=confidence, remedies=remedies,
-                    kernel_function=func if top["class"] == "kernel_lock" else None,
-                    summary=summary, wait_class=top["class"])
+    if top["class"] == "inode_lock" and f and f["rule_disagreements"]:
+        summary += f" Measured: {f['rule_disagreements'][0]}."
+    verdict = _verdict(kind, lock=lock, path=path, reasons=reasons, explained=share,
+                       evidence=ev, confidence=confidence, remedies=remedies,
+                       kernel_function=func if top["class"] == "kernel_lock" else None,
+                       summary=summary, wait_class=top["class"])
+    if top["class"] == "inode_lock":
+        verdict["lock_mode"] = lock_mode
+    return verdict
 
 
 def _verdict(kind: VerdictKind, *, lock: str | None = None, path: str | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..schema import CLASS_KEYS, Counted, DioClass, Run, WriteClasses, no_classes
+from .lock_mode import add_modes, entry_modes
 
 __all__ = ["CLASS_KEYS", "classes_for", "count_of", "file_classes", "no_writes"]
 
@@ -24,7 +25,8 @@ def file_classes(runs: list[Run]) -> list[DioClass]:
             row = rows.setdefault(key, {
                 "path": e.get("path"), "dev": e.get("dev"), "ino": e.get("ino"),
                 "block_size": e.get("fs_block_size"), "writes": 0, "write_bytes": 0,
-                **no_classes(), "buffered_writes": 0, "reads": 0, "latency_mean_ns": 0.0})
+                **no_classes(), "buffered_writes": 0, "reads": 0, "latency_mean_ns": 0.0,
+                "modes": {}})
             writes = e.get("writes") or {}
             row["writes"] += int(writes.get("count", 0))
             row["write_bytes"] += int(writes.get("bytes", 0))
@@ -32,6 +34,7 @@ def file_classes(runs: list[Run]) -> list[DioClass]:
                 row[k] += count_of(e.get(k))
             row["buffered_writes"] += count_of(e.get("buffered_writes"))
             row["reads"] += count_of(e.get("reads"))
+            add_modes(row["modes"], entry_modes(e))
             latency = e.get("latency") or {}
             acc = lat.setdefault(key, [0.0, 0.0])
             acc[0] += float(latency.get("total_ns", 0))
@@ -44,7 +47,7 @@ def file_classes(runs: list[Run]) -> list[DioClass]:
 
 def no_writes() -> WriteClasses:
     """The classes of a file nothing was written to."""
-    return {"writes": 0, "buffered_writes": 0, "block_size": None, **no_classes()}
+    return {"writes": 0, "buffered_writes": 0, "block_size": None, **no_classes(), "modes": {}}
 
 
 def classes_for(rows: list[DioClass], path: str | None, dev: str | None,

@@ -18,7 +18,11 @@ state and kernel frames (leaf first):
 - ``other``: blocked elsewhere.
 
 Snapshots of a reader-owned rwsem (its owner field is only a hint) or of a
-lock without a nameable owner get no activity: they are counted apart.
+lock without a nameable owner get no activity: they are counted apart. So are
+snapshots of an owner on a CPU or blocked whose stack was not taken (the walk
+failed, was shed under --max-overhead, or the raw_tp variant cannot walk an owner
+off CPU): what it did was not seen, and counting it as ``other`` or ``on_cpu``
+would invent an activity. A runnable owner waits for a CPU whatever its stack.
 
 ``holders.releasers`` join each wait to the thread that woke it: on an rwsem
 or mutex hand-off the waker is the releaser, and its stack says where the
@@ -44,6 +48,7 @@ from .frames import MACHINERY_PREFIXES
 
 ACTIVITIES = ("journal", "block_io", "allocation", "dio_drain", "page_cache", "on_cpu",
               "runqueue", "other")
+NOT_SEEN = "not_seen"   # an owner without a stack: no activity (see above)
 
 # Checked in this order: the first activity with a frame matching wins. A
 # holder waiting for the journal inside an allocation is waiting for the journal.
@@ -101,12 +106,15 @@ def _matches(names: Sequence[str], prefixes: tuple[str, ...]) -> bool:
 
 
 def activity(state: str, frames: list[str], iowait: bool = False) -> str | None:
-    """The activity of one holder snapshot, or None when there is no owner to judge."""
+    """The activity of one holder snapshot, NOT_SEEN when its owner has no stack, or None
+    when there is no owner to judge."""
     if state == "runqueue":
         return "runqueue"
     if state not in ("on_cpu", "blocked"):
         return None
     names = [_name(f) for f in frames or []]
+    if not names:
+        return NOT_SEEN
     for name, prefixes in FRAME_RULES:
         if _matches(names, prefixes):
             return name
@@ -182,8 +190,8 @@ def split(samples: list[HolderSample]) -> HolderSplit:
     by_act: dict[str, float] = defaultdict(float)
     stacks: dict[str, dict[tuple[str, ...], float]] = defaultdict(lambda: defaultdict(float))
     total = unattributed = 0.0
-    reader = 0.0
-    snapshots = 0
+    reader = not_seen = 0.0
+    snapshots = not_seen_snapshots = 0
     for s in samples:
         w = float(s.get("wait_ns") or 0)
         if w <= 0:
@@ -191,6 +199,10 @@ def split(samples: list[HolderSample]) -> HolderSplit:
         total += w
         snapshots += int(s.get("count") or 0)
         act = sample_activity(s)
+        if act == NOT_SEEN:
+            not_seen += w
+            not_seen_snapshots += int(s.get("count") or 0)
+            continue
         if act is None:
             unattributed += w
             if s.get("state") == "reader_owned":
@@ -205,7 +217,13 @@ def split(samples: list[HolderSample]) -> HolderSplit:
         holders.append({"activity": act, "share": round(w / total, 4), "frames": list(frames)})
     return {"holders": holders, "sampled_ns": total, "snapshots": snapshots,
             "reader_owned_share": round(reader / total, 4) if total else 0.0,
-            "unattributed_share": round(unattributed / total, 4) if total else 0.0}
+            "unattributed_share": round(unattributed / total, 4) if total else 0.0,
+            "not_seen_share": round(not_seen / total, 4) if total else 0.0,
+            "not_seen_snapshots": not_seen_snapshots}
+
+
+def not_seen_text(snapshots: int) -> str:
+    return f"not seen ({snapshots} snapshots)"
 
 
 def clause(holders: list[HolderShare]) -> str | None:
@@ -228,16 +246,30 @@ def annotate(verdict: Verdict, split_result: HolderSplit, lock_name: str,
     verdict["holders_sampled"] = {
         "sampled_ns": split_result["sampled_ns"], "snapshots": split_result["snapshots"],
         "reader_owned_share": split_result["reader_owned_share"],
-        "unattributed_share": split_result["unattributed_share"]}
+        "unattributed_share": split_result["unattributed_share"],
+        "not_seen_share": split_result["not_seen_share"],
+        "not_seen_snapshots": split_result["not_seen_snapshots"]}
     text = clause(holders)
-    if not text:
-        return
+    unseen = split_result["not_seen_snapshots"]
     summary = verdict.get("summary") or ""
+    unseen_part = (f"what the holder did was {not_seen_text(unseen)}"
+                   + (f" in {split_result['not_seen_share']:.0%} of it" if text else ""))
+    if not text:
+        if unseen:
+            if summary.endswith("."):
+                verdict["summary"] = f"{summary[:-1]}, while {unseen_part}."
+            verdict.setdefault("evidence", []).append(
+                f"while threads waited on {lock_name}, {unseen_part}: no snapshot had its "
+                "stack")
+        return
     if summary.endswith("."):
-        verdict["summary"] = f"{summary[:-1]}, while {text}."
+        verdict["summary"] = (f"{summary[:-1]}, while {text}"
+                              + (f"; {unseen_part}" if unseen else "") + ".")
     parts = ", ".join(f"{h['activity']} {h['share']:.0%}" for h in holders)
     extra = (f"; reader-owned (no holder named) {split_result['reader_owned_share']:.0%}"
              if split_result["reader_owned_share"] else "")
+    if unseen:
+        extra += f"; {not_seen_text(unseen)} {split_result['not_seen_share']:.0%}"
     if released:
         extra += (f"; released at {' ← '.join(released[0]['frames'])} in "
                   f"{released[0]['share']:.0%} of the waited time")

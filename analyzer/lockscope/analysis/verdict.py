@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ..schema import Cause, Lock, Point, Verdict, VerdictKind
+from collections.abc import Sequence
+
+from ..schema import Cause, Lock, ModeShare, Point, Verdict, VerdictKind
 from .explain import category_losses, cpu_capacity_bound, evidence_strength
+from .lock_mode import mode_text
 from .rules import GENERAL_REMEDIES
 
 SCALES_EFFICIENCY = 0.7      # E(N) at the highest N at or above this: it scales
@@ -16,7 +19,10 @@ CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
 
 
 def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cause],
-           cpus: int | None = None) -> Verdict:
+           cpus: int | None = None, *, mode: ModeShare | None = None,
+           disagreements: Sequence[str] = ()) -> Verdict:
+    """`mode`: the measured lock mode of the class the causes blame (lock_mode.py);
+    `disagreements`: where that mode contradicts the kernel version's rules."""
     if not points:
         return _verdict(VerdictKind.INCONCLUSIVE, evidence=["no completed runs"], confidence="low",
                         summary=f"{fstype} has no completed runs, so there is nothing to judge.")
@@ -51,7 +57,8 @@ def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cau
     hi_share = top["share_by_threads"].get(str(hi["threads"]), 0.0) if top else 0.0
     if top and top["explained_loss"] >= max(LOCK_EXPLAINS, *parts.values()) \
             and hi_share >= LOCK_MIN_SHARE:
-        return _lock_verdict(fstype, top, points, causes, curve, hi_share)
+        return _lock_verdict(fstype, top, points, causes, curve, hi_share, mode,
+                             disagreements)
     biggest = max(parts, key=lambda k: parts[k])
     if parts[biggest] >= LOCK_EXPLAINS and biggest == "block_io":
         return _verdict(VerdictKind.DEVICE_BOUND, confidence="medium", evidence=[
@@ -82,7 +89,8 @@ def _cpu_verdict(fstype: str, curve: str, evidence: list[str]) -> Verdict:
 
 
 def _lock_verdict(fstype: str, top: Lock, points: list[Point], causes: list[Cause], curve: str,
-                  hi_share: float) -> Verdict:
+                  hi_share: float, mode: ModeShare | None,
+                  disagreements: Sequence[str]) -> Verdict:
     confidence, notes = evidence_strength(points, top["share_by_threads"], top["explained_loss"])
     where = top["path"] or top["name"]
     func = top["functions"][0] if top["functions"] else None
@@ -101,12 +109,42 @@ def _lock_verdict(fstype: str, top: Lock, points: list[Point], causes: list[Caus
            if causes else "")
     summary = (f"{fstype} stops scaling on {top['name']} of {where}"
                + (f", taken {top['mode']} in {func}" if func else "") + why + ".")
-    return _verdict(VerdictKind.INODE_LOCK_CONTENTION if inode
-                    else VerdictKind.OTHER_LOCK_CONTENTION,
-                    lock=top["name"], path=top["path"], mode=top["mode"], reasons=reasons,
-                    explained_loss=top["explained_loss"], evidence=[e for e in evidence if e],
-                    confidence=confidence, remedies=remedies, kernel_function=func,
-                    summary=summary)
+    if inode:
+        # the measurement first: it says which rules this kernel follows
+        evidence += [mode_text(mode)] if mode else []
+        evidence += list(disagreements)
+    verdict = _verdict(VerdictKind.INODE_LOCK_CONTENTION if inode
+                       else VerdictKind.OTHER_LOCK_CONTENTION,
+                       lock=top["name"], path=top["path"], mode=top["mode"], reasons=reasons,
+                       explained_loss=top["explained_loss"], evidence=[e for e in evidence if e],
+                       confidence=confidence, remedies=remedies, kernel_function=func,
+                       summary=summary)
+    if inode:
+        verdict["lock_mode"] = mode
+    return verdict
+
+
+def say_disagreement(verdict: Verdict, disagreements: Sequence[str]) -> None:
+    """The first disagreement of the measured lock mode with the version's rules, as the
+    summary's last sentence (after the holders' clause)."""
+    if disagreements and verdict["kind"] == VerdictKind.INODE_LOCK_CONTENTION:
+        verdict["summary"] += f" Measured: {disagreements[0]}."
+
+
+def note_inode_lock(verdict: Verdict, top: Lock, points: list[Point],
+                    causes: list[Cause]) -> None:
+    """A verdict that blames something else still names an inode lock that holds a real
+    share of thread time, and the rule that takes it exclusive."""
+    threads = points[-1]["threads"] if points else None
+    share = top["share_by_threads"].get(str(threads), 0.0)
+    if share < LOCK_MIN_SHARE or not causes:
+        return
+    verdict["evidence"].append(
+        f"{top['name']} of {top['path'] or top['key']} still takes {share:.0%} of thread time "
+        f"at {threads} threads: " + "; ".join(f"{c['rule']} ({c['kernel_source']})"
+                                             for c in causes[:2]))
+    verdict["remedies"] += [c["remedy"] for c in causes if c["remedy"] not in
+                            verdict["remedies"]]
 
 
 def _verdict(kind: VerdictKind, *, lock: str | None = None, path: str | None = None,

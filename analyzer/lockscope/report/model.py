@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .. import __version__
+from ..analysis.holders import not_seen_text
+from ..analysis.lock_mode import mode_text
 from ..analysis.recorder_cost import cost_sentence, shed_notes
 from ..analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of
 from ..schema import CLASS_KEYS, ResultsDoc, Run
@@ -48,6 +50,8 @@ VERDICTS = {
 REASONS = {
     "extending": "writes extend i_size",
     "holes": "writes land in holes (not pure overwrites)",
+    "unwritten": "writes land on preallocated (unwritten) extents",
+    "unaligned": "unaligned writes",
     "unaligned_unwritten": "unaligned writes onto unwritten extents",
     "buffered": "buffered writes take the inode lock exclusive",
     "not_nosec": "inode is not IS_NOSEC (setuid bits or security xattrs)",
@@ -70,6 +74,7 @@ class FsView:
     verdict_class: str = "unknown"
     reasons: list[str] = field(default_factory=list)
     causes: list[dict[str, Any]] = field(default_factory=list)
+    rules_notes: list[str] = field(default_factory=list)   # kernel_rules: note, disagreements
     locks: list[dict[str, str]] = field(default_factory=list)
     locks_total: int = 0
     dio: list[dict[str, str]] = field(default_factory=list)
@@ -253,12 +258,7 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
             "evidence": [str(e) for e in _list(verdict.get("evidence")) if e],
             "remedies": [str(r) for r in _list(verdict.get("remedies")) if r],
             # what the lock's holder was doing: "journal 72% (a ← b ← c), block_io 16%"
-            "holders": ", ".join(
-                f"{h.get('activity')} {fmt.share(h.get('share'))}"
-                + (f" ({' ← '.join(map(str, h['frames']))})" if i == 0 and h.get("frames") else "")
-                for i, h in enumerate([x for x in _list(verdict.get("holders"))
-                                       if isinstance(x, dict)
-                                       and (fmt.as_float(x.get("share")) or 0) >= 0.01][:4])),
+            "holders": _holders_text(verdict),
         }
         v.verdict_label, v.verdict_class = VERDICTS.get(
             v.verdict["kind"], (str(v.verdict["kind"]).replace("_", " "), "unknown"))
@@ -266,9 +266,12 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
     v.causes = [{"reason": REASONS.get(str(c.get("reason")), str(c.get("reason") or "")),
                  "rule": str(c.get("rule") or ""),
                  "kernel_source": str(c.get("kernel_source") or ""),
+                 "kernels": str(c.get("kernel_range") or ""),
+                 "measured": mode_text(c["mode"]) if isinstance(c.get("mode"), dict) else "",
                  "evidence": str(c.get("evidence") or ""),
                  "fraction": fmt.share(c.get("fraction"))}
                 for c in _list(a.get("causes")) if isinstance(c, dict)]
+    v.rules_notes = _rules_notes(a)
     top = points[-1].get("threads") if points else None
     locks = [lk for lk in _list(a.get("locks")) if isinstance(lk, dict)]
     v.locks_total = len(locks)
@@ -285,6 +288,25 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
 
     v.server_rows = server_rows(_dict(a.get("server")))
     return v
+
+
+def _holders_text(verdict: dict[str, Any]) -> str:
+    """'journal 72% (a ← b ← c), block_io 16%, not seen (40 snapshots) 12%'."""
+    shown = [x for x in _list(verdict.get("holders")) if isinstance(x, dict)
+             and (fmt.as_float(x.get("share")) or 0) >= 0.01][:4]
+    parts = [f"{h.get('activity')} {fmt.share(h.get('share'))}"
+             + (f" ({' ← '.join(map(str, h['frames']))})" if i == 0 and h.get("frames") else "")
+             for i, h in enumerate(shown)]
+    sampled = _dict(verdict.get("holders_sampled"))
+    if sampled.get("not_seen_snapshots"):
+        parts.append(f"{not_seen_text(int(sampled['not_seen_snapshots']))} "
+                     f"{fmt.share(sampled.get('not_seen_share'))}")
+    return ", ".join(parts)
+
+
+def _rules_notes(a: dict[str, Any]) -> list[str]:
+    rules = _dict(a.get("kernel_rules"))
+    return [str(n) for n in [rules.get("note"), *_list(rules.get("disagreements"))] if n]
 
 
 def _host_rows(host: dict[str, Any]) -> list[tuple[str, str]]:

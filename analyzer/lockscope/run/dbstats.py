@@ -79,6 +79,7 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._conn: Any = None      # the driver's connection, once connected
+        self.version: str | None = None
 
     # -- to implement
     def connect(self):
@@ -91,6 +92,13 @@ class Sampler:
     def open(self) -> None:
         """Connect once now; raises DbUnavailable with a one-line reason."""
         self._conn = self.connect()
+        try:
+            self.version = self.server_version()
+        except Exception:   # the version is for the reader; the counters do not need it
+            self.version = None
+
+    def server_version(self) -> str | None:
+        return None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"{self.engine}-sampler",
@@ -131,8 +139,11 @@ class Sampler:
             self.sample_once()
 
     def result(self) -> dict:
-        return {"engine": self.engine, "samples": self.samples, "errors": self.errors,
-                "counters": list(self.counter_names())}
+        # counters a server version does not have: named, so that none reads as zero
+        seen = set().union(*(s.keys() for s in self.samples)) if self.samples else set()
+        return {"engine": self.engine, "version": self.version, "samples": self.samples,
+                "errors": self.errors, "counters": list(self.counter_names()),
+                "lacks": [c for c in self.counter_names() if self.samples and c not in seen]}
 
     def counter_names(self):
         return ()
@@ -152,6 +163,11 @@ class MysqlSampler(Sampler):
         except Exception as exc:
             msg = exc.args[1] if len(exc.args) > 1 else str(exc)
             raise DbUnavailable(f"--mysql {self.target}: cannot log in: {msg}") from None
+
+    def server_version(self) -> str | None:
+        with self._conn.cursor() as cur:
+            cur.execute("SELECT VERSION()")
+            return str(cur.fetchone()[0])
 
     def read(self) -> dict:
         with self._conn.cursor() as cur:
@@ -201,6 +217,9 @@ class PostgresSampler(Sampler):
                         self.names[(int(dboid), int(node))] = name
             except Exception:
                 continue
+
+    def server_version(self) -> str | None:
+        return str(self._conn.execute("SHOW server_version").fetchone()[0])
 
     def read(self) -> dict:
         commit, rollback, tuples, blks, waits = self._conn.execute(PG_QUERY).fetchone()
