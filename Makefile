@@ -1,6 +1,8 @@
 # lockscope: two commands do all set-up on a fresh Debian 12 machine.
 #   make demo   install what is missing, build, put `lockscope` on PATH, run the main job
-#   make test   the same, then lint and type checks (make check), then the test suite
+#   make test   the same plus the test stack (database servers, Chromium, Go, Prometheus),
+#               then lint and type checks (make check), then the test suite
+#   make dist   the release artifact for database hosts (docs/install.md)
 #   make test-kernels  the kernel-test subset on other kernels under QEMU (docs/kernels.md)
 # Both are idempotent: a second run only checks and rebuilds what changed.
 
@@ -11,17 +13,20 @@ STAMPS  := build/stamps
 CARGO_BIN ?= $(HOME)/.cargo/bin
 export PATH := $(CARGO_BIN):$(PATH)
 
-APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
-	xfsprogs e2fsprogs util-linux fio linux-perf liburing-dev libaio-dev \
-	python3-venv chromium libdw-dev elfutils libc6-dbg \
-	mariadb-server mariadb-client postgresql-15 sysbench \
-	protobuf-compiler golang-go prometheus
+# apt packages by role: a machine that only runs the demo gets no database server, browser
+# or Go; the test stack comes with `make test`; `make dist` adds the release's build root.
+DEMO_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
+	libdw-dev libbz2-dev liblzma-dev elfutils liburing-dev libaio-dev protobuf-compiler python3-venv \
+	xfsprogs e2fsprogs util-linux libc6-dbg
+TEST_PACKAGES := $(DEMO_PACKAGES) fio linux-perf chromium \
+	mariadb-server mariadb-client postgresql-15 sysbench golang-go prometheus
+DIST_PACKAGES := $(DEMO_PACKAGES) mmdebstrap
 INFERNO_VERSION := 0.12.8
 # `make install` puts a launcher for this checkout's .venv at $(PREFIX)/bin/lockscope.
 PREFIX   ?= /usr/local
 LAUNCHER := $(DESTDIR)$(PREFIX)/bin/lockscope
 
-.PHONY: all bins proto deps install demo check test unit-test test-kernels clean distclean
+.PHONY: all bins proto deps test-deps install demo check test unit-test test-kernels dist clean distclean
 
 all: bins
 
@@ -37,28 +42,36 @@ proto: $(PROTO_DIR)/profile_pb2.py
 $(PROTO_DIR)/profile_pb2.py: $(PROTO_DIR)/profile.proto
 	protoc --proto_path=$(PROTO_DIR) --python_out=$(PROTO_DIR) --pyi_out=$(PROTO_DIR) $<
 
-deps: $(STAMPS)/apt $(STAMPS)/inferno $(STAMPS)/venv
+deps: $(STAMPS)/apt-demo $(STAMPS)/inferno $(STAMPS)/venv
+test-deps: deps $(STAMPS)/apt-test
 
 $(STAMPS):
 	mkdir -p $@
 
-# apt: install only the packages not already present.
-$(STAMPS)/apt: Makefile | $(STAMPS)
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+# apt: install only the packages of the role not already present.
+apt_install = @missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	command -v cargo >/dev/null || missing="$$missing cargo"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+$(STAMPS)/apt-demo: Makefile | $(STAMPS)
+	$(call apt_install,$(DEMO_PACKAGES))
+	touch $@
+$(STAMPS)/apt-test: Makefile | $(STAMPS)
+	$(call apt_install,$(TEST_PACKAGES))
+	touch $@
+$(STAMPS)/apt-dist: Makefile | $(STAMPS)
+	$(call apt_install,$(DIST_PACKAGES))
 	touch $@
 
-$(STAMPS)/inferno: | $(STAMPS)/apt
+$(STAMPS)/inferno: | $(STAMPS)/apt-demo
 	@if ! cargo install --list 2>/dev/null | grep -q '^inferno v$(INFERNO_VERSION):'; then \
 		cargo install inferno --locked --version $(INFERNO_VERSION); \
 	fi
 	touch $@
 
-$(STAMPS)/venv: setup.py pyproject.toml requirements.txt requirements-dev.txt | $(STAMPS)/apt
+$(STAMPS)/venv: setup.py pyproject.toml requirements.txt requirements-dev.txt | $(STAMPS)/apt-demo
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
@@ -93,7 +106,7 @@ check: $(STAMPS)/venv proto
 # time: the recorder's budget, rates and scaling, which other tests beside them would move.
 KERNEL_TEST_WORKERS ?= 3
 
-test: deps bins install check
+test: test-deps bins install check
 	$(PY) -m pytest tests -m "not kernel" -n auto
 	$(PY) -m pytest tests -m "kernel and not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
 	$(PY) -m pytest tests -m "kernel and alone"
@@ -101,8 +114,13 @@ test: deps bins install check
 unit-test: check
 	$(PY) -m pytest tests -m "not kernel" -n auto
 
-# The kernel matrix: fetches (and caches) the pinned kernels, boots each, judges the results.
-test-kernels: deps bins
+# The release artifact: dist/lockscope-VERSION-x86_64-linux.tar.gz (docs/install.md).
+dist: $(STAMPS)/apt-dist deps bins proto
+	tools/dist/make-dist
+
+# The host matrix: each pinned kernel booted with its own Debian release's root filesystem
+# (cached), the release artifact installed there, the results judged (docs/kernels.md).
+test-kernels: deps bins dist
 	$(PY) tools/kernels/run-matrix $(MATRIX_ARGS)
 
 clean:
@@ -112,4 +130,4 @@ clean:
 	rm -f $(PROTO_DIR)/profile_pb2.py $(PROTO_DIR)/profile_pb2.pyi
 
 distclean: clean
-	rm -rf build $(VENV) *.egg-info analyzer/*.egg-info
+	rm -rf build dist $(VENV) *.egg-info analyzer/*.egg-info
