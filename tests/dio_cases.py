@@ -6,11 +6,10 @@ tools/record_dio_modes.py records tests/data/dio-lock-modes.json with it.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from record_common import ROOT, dio_entry, recorder
+from record_common import ROOT, dio_entry, record_engine, start_engine
 
 LOAD = ROOT / "build" / "bin" / "lockscope-load"
 
@@ -44,22 +43,8 @@ def record_case(directory: Path, case: DioCase, out: Path, threads: int = 2,
             "--rw=write" if case.layout == "append" else "--rw=randwrite",
             "--output-format=json", f"--output={out.with_suffix('.load.json')}",
             "--start_on_stdin=1"] + ([f"--unaligned={blk // 2}"] if case.unaligned else [])
-    engine = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
     try:
-        said = engine.stdout.readline()
-        assert said == "ready\n", f"lockscope-load said {said!r}: {engine.stderr.read()[-2000:]}"
-        with recorder(["--pid", str(engine.pid)], out) as (_, start, finish):
-            start()
-            engine.stdin.write("go\n")
-            engine.stdin.flush()
-            assert engine.wait(300) == 0, engine.stderr.read()[-2000:]
-            doc = finish()
+        doc = record_engine(start_engine(argv), out, 300)
     finally:
-        if engine.poll() is None:
-            engine.kill()
-            engine.wait()
-        for s in (engine.stdin, engine.stdout, engine.stderr):
-            s.close()
         path.unlink(missing_ok=True)
     return doc, dio_entry(doc, path)

@@ -223,3 +223,34 @@ def dio_entry(doc: dict, path: Path) -> dict:
         if e["path"] and os.path.realpath(e["path"]) == real:
             return e
     raise AssertionError(f"no dio entry for {path}: {[e['path'] for e in doc['dio']]}")
+
+
+def start_engine(argv: list[str]) -> subprocess.Popen:
+    """lockscope-load started with --start_on_stdin=1, its "ready" line read: it has laid
+    its files out and waits for "go" (record_engine)."""
+    engine = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    said = engine.stdout.readline()
+    if said != "ready\n":
+        engine.kill()
+        _, err = engine.communicate()
+        raise AssertionError(f"lockscope-load said {said!r}: {err[-2000:]}")
+    return engine
+
+
+def record_engine(engine: subprocess.Popen, out: Path, timeout: float) -> dict:
+    """The recorder's document of a started engine (start_engine) from its "go" to its
+    exit; the engine is killed and its pipes closed on every path."""
+    try:
+        with recorder(["--pid", str(engine.pid)], out) as (_, start, finish):
+            start()
+            engine.stdin.write("go\n")
+            engine.stdin.flush()
+            assert engine.wait(timeout) == 0, engine.stderr.read()[-2000:]
+            return finish()
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        for s in (engine.stdin, engine.stdout, engine.stderr):
+            s.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from lockscope.analysis.rules import match_causes
 
 from conftest import LOCKSCOPE
 from fiemap import block_states
-from record_common import ROOT, dio_entry, recorder
+from record_common import ROOT, dio_entry, record_engine, start_engine
 
 pytestmark = pytest.mark.kernel
 
@@ -38,12 +37,6 @@ KERNEL = parse_release(platform.release())
 
 
 
-def _read_line(proc: subprocess.Popen) -> str:
-    line = proc.stdout.readline()
-    assert line == "ready\n", f"lockscope-load said {line!r}: {proc.stderr.read()[-2000:]}"
-    return line
-
-
 def run_case(path: Path, layout: str, bs: int, out: Path) -> tuple[list[str], dict, dict]:
     """Lay out, FIEMAP, record one single-threaded pass; (block states, trace, workload)."""
     path.unlink(missing_ok=True)
@@ -52,23 +45,14 @@ def run_case(path: Path, layout: str, bs: int, out: Path) -> tuple[list[str], di
             f"--bs={bs}", f"--size={REGION}", "--numjobs=1", "--group_reporting",
             "--rw=write" if layout == "append" else "--rw=randwrite",
             "--output-format=json", f"--output={work}", "--start_on_stdin=1"]
-    engine = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    engine = start_engine(argv)
     try:
-        _read_line(engine)
         states = block_states(str(path), REGION)
-        with recorder(["--pid", str(engine.pid)], out) as (_, start, finish):
-            start()
-            engine.stdin.write("go\n")
-            engine.stdin.flush()
-            assert engine.wait(120) == 0, engine.stderr.read()[-2000:]
-            doc = finish()
-    finally:
-        if engine.poll() is None:
-            engine.kill()
-            engine.wait()
-        for s in (engine.stdin, engine.stdout, engine.stderr):
-            s.close()
+    except BaseException:
+        engine.kill()
+        engine.communicate()
+        raise
+    doc = record_engine(engine, out, 120)
     return states, doc, json.loads(work.read_text())
 
 
