@@ -105,9 +105,10 @@ def pgbench_init(server: Server, scale: int = 1) -> None:
 
 
 def pgbench_start(server: Server, clients: int, seconds: float) -> subprocess.Popen:
-    """pgbench running in the background; its output says its own TPS (see pgbench_tps)."""
+    """pgbench running in the background; its output says its own TPS (see pgbench_tps).
+    -n: no vacuum of its tables first, transactions of its own outside its count."""
     return subprocess.Popen(pgbench_args(server) + [
-        "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(int(seconds)), "-P", "1",
+        "-n", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(int(seconds)), "-P", "1",
         "postgres"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
 

@@ -13,9 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class Lockscope:
     """``python -m lockscope`` from this checkout, as the tests start it: ``run`` waits
-    for it (output captured as text), ``start`` returns the running process."""
+    for it (output captured as text), ``start`` returns the running process.
+    LOCKSCOPE_COMMAND names an installed ``lockscope`` to test instead (the host matrix
+    runs the tests against the release installed in each guest)."""
 
-    argv = [sys.executable, "-m", "lockscope"]
+    argv = [os.environ["LOCKSCOPE_COMMAND"]] if os.environ.get("LOCKSCOPE_COMMAND") \
+        else [sys.executable, "-m", "lockscope"]
 
     def env(self, **extra: str) -> dict[str, str]:
         return dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"), **extra)

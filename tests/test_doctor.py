@@ -204,7 +204,12 @@ def test_doctor_as_non_root_says_so_and_reports():
         shutil.copytree(os.path.join(ROOT, "analyzer", "lockscope"),
                         os.path.join(home, "lockscope"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        env = dict(ENV, PYTHONPATH=home, LOCKSCOPE_BIN_DIR=os.path.join(ROOT, "build", "bin"))
+        # the binaries too: the checkout may sit in a directory only root enters
+        bin_dir = os.path.join(home, "bin")
+        os.mkdir(bin_dir)
+        for name in ("lockscope-features", "lockscope-record"):
+            shutil.copy(os.path.join(ROOT, "build", "bin", name), bin_dir)
+        env = dict(ENV, PYTHONPATH=home, LOCKSCOPE_BIN_DIR=bin_dir)
         probe = subprocess.run([python, "-c", "pass"], preexec_fn=lambda: os.setuid(65534),
                                capture_output=True)
         if probe.returncode != 0:

@@ -68,7 +68,8 @@ def test_the_tables_say_what_is_missing_replaced_and_failing():
     off = support_doc(_summary({"enabled": False, "attach": None, "not_needed": False,
                                 "extra": False, "reason": "EACCES"}))
     row = readme_table(off).splitlines()[2]
-    assert row.startswith("| 9.9 | Some OS | dio, sched, syscalls, block |")
+    assert row.startswith(
+        "| ? | 9.9 | ? | ? | - / - | Some OS | yes | dio, sched, syscalls, block |")
     assert "lock (core)" in row and "holders" in row and "checks failing: sweep_findings" in row
     assert "| lock | off |" in groups_table(off) and "| matrix time (s) | 12 |" in groups_table(off)
     stand_in = support_doc(_summary({"enabled": False, "attach": None, "not_needed": True,

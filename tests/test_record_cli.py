@@ -9,6 +9,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -104,8 +105,12 @@ def test_not_root_says_what_is_missing():
     probe = subprocess.run(["true"], preexec_fn=lambda: os.setuid(65534))
     if probe.returncode != 0:
         pytest.skip("cannot run as user nobody here")
-    res = subprocess.run([record_binary(), "--duration", "1"], capture_output=True, text=True,
-                         preexec_fn=lambda: os.setuid(65534), timeout=30)
+    # a copy where nobody can reach it: the checkout may sit in a directory only root enters
+    with tempfile.TemporaryDirectory(prefix="lockscope-nonroot-") as home:
+        os.chmod(home, 0o755)
+        exe = shutil.copy(record_binary(), home)
+        res = subprocess.run([exe, "--duration", "1"], capture_output=True, text=True,
+                             preexec_fn=lambda: os.setuid(65534), timeout=30)
     assert res.returncode not in (0, 2)
     one_line_error(res, res.returncode, "not root", "lockscope doctor")
 

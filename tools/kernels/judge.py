@@ -17,8 +17,32 @@ TESTS = {
     "test_write_classes_match_fiemap[unaligned-fallocated-ext4]": "dio_classes_unaligned_prealloc",
     "test_calls_that_leave_the_cpu_stay_with_their_file[on-0]": "syscalls_handed_off_at_switch",
     "test_calls_that_leave_the_cpu_stay_with_their_file[off-0]": "syscalls_without_sched",
+    # the running kernel's own locking rules, and the lock mode the recorder measures
+    "test_the_running_kernel_follows_its_rule[ext4-fallocated-aligned]":
+        "rules_ext4_fallocated_aligned",
+    "test_the_running_kernel_follows_its_rule[ext4-written-unaligned]":
+        "rules_ext4_written_unaligned",
+    "test_the_running_kernel_follows_its_rule[xfs-written-unaligned]":
+        "rules_xfs_written_unaligned",
+    "test_the_running_kernel_follows_its_rule[ext4-sparse-aligned]": "rules_ext4_sparse_aligned",
+    "test_the_running_kernel_follows_its_rule[xfs-append-aligned]": "rules_xfs_append_aligned",
+    "test_hole_writes_measure_exclusive_as_their_lock_waits_say": "lock_mode_holes_exclusive",
+    "test_aligned_overwrites_measure_shared_and_no_writer_waits": "lock_mode_overwrites_shared",
+    # the release's own database servers under their own benchmark clients
+    "test_mariadb_redo_log_and_binlog_by_path_and_role": "attach_mariadb_redo_log",
+    "test_commit_rate_agrees_with_sysbench": "attach_mariadb_commits",
+    "test_the_server_version_and_the_counters_it_lacks_are_named": "attach_mariadb_version",
+    "test_postgres_wal_and_relations_by_path_and_role": "attach_postgres_wal",
+    "test_commit_rate_agrees_with_pgbench": "attach_postgres_commits",
+    "test_continuous_attach_serves_the_log_file_and_commits[mariadb-redo_log]":
+        "continuous_mariadb_metrics",
+    "test_continuous_attach_serves_the_log_file_and_commits[postgres-wal]":
+        "continuous_postgres_metrics",
 }
 OOPS = re.compile(r"^.*\b(?:Oops|BUG:|Kernel panic|general protection fault).*$", re.M)
+# what a host with kernel.panic_on_warn=1 would die of, besides the above
+WARNING = re.compile(r"^.*\b(?:WARNING:|Oops|BUG:|Kernel panic|general protection fault).*$",
+                     re.M)
 
 
 def _json(path: Path):
@@ -156,6 +180,13 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
         got = outcomes.get(test)
         checks[name] = {"ok": got == "passed", "detail": got or "did not run"}
 
+    for name, step in (("installed", "install"), ("uninstalled", "uninstall")):
+        rc = st.get(step, (None, 0))[0]
+        err = out / f"{step}.err"
+        checks[name] = {"ok": rc == 0, "detail": f"exit {rc}" + (
+            f": {err.read_text(errors='replace').strip()[-300:]}" if rc and err.exists() else "")}
+    checks["host_unharmed"] = host_unharmed(out)
+
     findings = sweep_findings(out / "sweep" / "results.json")
     checks["sweep_findings"] = {
         "ok": same_findings(findings, host_findings),
@@ -177,12 +208,38 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
                    for n, g in groups.items()},
         "core_missing": missing,
         "doctor_ok": doctor.get("ok") if isinstance(doctor, dict) else None,
+        "userland": userland(out),
         "sweep_findings": findings,
         "checks": checks,
         "failed": failed if expect else ["no expectations for this kernel"],
         "gaps_closed": closed,
         "pass": bool(expect) and not failed,
     }
+
+
+def host_unharmed(out: Path) -> dict:
+    """The kernel's taint is what it was before lockscope ran, and its log gained no
+    warning (a host with kernel.panic_on_warn=1 panics on one)."""
+    try:
+        before, after = (int((out / f).read_text()) for f in ("tainted-before", "tainted-after"))
+    except (OSError, ValueError):
+        return {"ok": False, "detail": "the taint was not read before and after"}
+    old = set(WARNING.findall((out / "dmesg-before").read_text(errors="replace"))) if (
+        out / "dmesg-before").exists() else set()
+    new = [w for w in WARNING.findall((out / "dmesg").read_text(errors="replace"))
+           if w not in old] if (out / "dmesg").exists() else ["no dmesg"]
+    wrong = ([f"tainted {before} -> {after}"] if after != before else []) + new[:3]
+    return {"ok": not wrong, "detail": "; ".join(wrong) or f"tainted {after} throughout, "
+            "no kernel warning"}
+
+
+def userland(out: Path) -> dict[str, str]:
+    """The guest's release, libc, own Python and database versions (guest-run wrote them)."""
+    try:
+        lines = (out / "userland").read_text().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split(" ", 1) for line in lines if " " in line)
 
 
 def junit(path: Path) -> dict[str, str]:

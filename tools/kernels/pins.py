@@ -7,6 +7,7 @@ is checked against what was measured on them.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,13 +19,24 @@ APT_ROOT = ROOT / "apt"                         # a private apt root: the host's
 VNG_VENV = ROOT / "vng-venv"
 VNG_PIN = "virtme-ng==1.42"
 HOST_APT = ["qemu-system-x86", "kmod", "busybox-static"]
-KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-SOURCES = [
-    "http://deb.debian.org/debian bullseye main",
-    "http://deb.debian.org/debian bookworm main",
-    "http://deb.debian.org/debian-security bookworm-security main",
-    "http://deb.debian.org/debian bookworm-backports main",
-]
+
+
+def sources() -> tuple[list[str], str]:
+    """The private apt root's sources, from this machine's own archive (its apt sources),
+    and their keyring: the releases the pinned kernels come from."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debian"))
+    from archive import archive  # noqa: E402
+    a = archive()
+    return [*a.sources("bullseye", updates=False), *a.sources("bookworm", backports=True)], \
+        a.keyring
+
+
+# What a host of each release has besides its base system, from that release's own archive:
+# its database servers and their benchmark clients (the attach checks), fio (the recorder's
+# tests drive it), the filesystems' tools and what guest-run itself calls. No compiler, no
+# Python: the release brings its own.
+ROOT_PACKAGES = ["kmod", "util-linux", "e2fsprogs", "xfsprogs", "procps", "bc", "gzip",
+                 "mariadb-server", "mariadb-client", "postgresql", "sysbench", "fio"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,13 @@ class Kernel:
     version: str        # its exact Debian version
     upstream: str       # the kernel.org version it is built from
     stands_for: str     # the distributions whose hosts run this kernel line
+    suite: str          # the Debian release whose root filesystem the guest boots with
+    host: str           # that release, as the hosts table names it
+
+    @property
+    def userland(self) -> Path:
+        """The release's root filesystem (tools/debian/mkroot builds and caches it)."""
+        return ROOT / "roots" / f"host-{self.suite}"
 
     @property
     def deb(self) -> Path:
@@ -50,11 +69,12 @@ class Kernel:
 
 KERNELS = [
     Kernel("6.12.117+deb12-amd64", "linux-image-6.12.117+deb12-amd64", "6.12.117-1~deb12u1",
-           "6.12.117", "Debian 13, RHEL 10, Ubuntu 24.04 HWE"),
+           "6.12.117", "Debian 13, RHEL 10, Ubuntu 24.04 HWE", "trixie", "Debian 13"),
     Kernel("6.1.0-56-amd64", "linux-image-6.1.0-56-amd64", "6.1.192-2", "6.1.192",
-           "Debian 12, Amazon Linux 2023"),
+           "Debian 12, Amazon Linux 2023", "bookworm", "Debian 12"),
     Kernel("5.10.0-32-amd64", "linux-image-5.10.0-32-amd64", "5.10.223-1", "5.10.223",
-           "Debian 11 (and kernels without lock:contention_*: Ubuntu 22.04, RHEL 9)"),
+           "Debian 11 (and kernels without lock:contention_*: Ubuntu 22.04, RHEL 9)", "bullseye",
+           "Debian 11"),
 ]
 
 

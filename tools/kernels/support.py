@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from expectations import CORE_GROUPS
 
-README_HEAD = ("| kernel | stands for | core groups loaded | what is lost |\n"
-               "|---|---|---|---|")
+README_HEAD = ("| host | kernel | glibc | Python | MariaDB / PostgreSQL | stands for "
+               "| release installs | core groups loaded | what is lost |\n"
+               "|---|---|---|---|---|---|---|---|---|")
 GROUPS_HEAD_START = "| probe group |"
 
 
@@ -38,6 +39,7 @@ def support_doc(summary: dict) -> dict:
                            "reason": g["reason"]} for n, g in groups.items()},
             "lost": _lost(groups),
             "doctor_ok": d["doctor_ok"],
+            "host": d.get("host"), "userland": d.get("userland") or {},
             "checks_passed": sorted(n for n, c in d["checks"].items() if c["ok"]),
             "checks_failed": sorted(n for n, c in d["checks"].items() if not c["ok"]),
             "seconds": {"wall": d["wall_seconds"],
@@ -57,11 +59,15 @@ def readme_table(doc: dict) -> str:
         lost = [f"{g} (core)" for g in k["core_missing"]] + k["lost"]
         if "lock" in k["core_replaced"]:   # lock_slowpath: rwsem and mutex slow paths
             lost.insert(0, "lock waits other than rwsem and mutex")
-        failed = [c for c in k["checks_failed"] if c != "core_groups"]
+        failed = [c for c in k["checks_failed"] if c not in ("core_groups", "installed")]
         if failed:
             lost.append("checks failing: " + ", ".join(failed))
-        lines.append(f"| {k['upstream']} | {k['stands_for']} | {loaded} | "
-                     f"{', '.join(lost) or 'nothing'} |")
+        u = k["userland"]
+        dbs = f"{u.get('mariadb') or '-'} / {u.get('postgres') or '-'}"
+        installs = "no" if "installed" in k["checks_failed"] else "yes"
+        lines.append(f"| {k.get('host') or '?'} | {k['upstream']} | {u.get('glibc', '?')} | "
+                     f"{u.get('python', '?')} | {dbs} | {k['stands_for']} | {installs} | "
+                     f"{loaded} | {', '.join(lost) or 'nothing'} |")
     return "\n".join(lines)
 
 
