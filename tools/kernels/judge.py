@@ -39,10 +39,10 @@ TESTS = {
     "test_continuous_attach_serves_the_log_file_and_commits[postgres-wal]":
         "continuous_postgres_metrics",
 }
-OOPS = re.compile(r"^.*\b(?:Oops|BUG:|Kernel panic|general protection fault).*$", re.M)
+FATAL = "Oops|BUG:|Kernel panic|general protection fault"
+OOPS = re.compile(rf"^.*\b(?:{FATAL}).*$", re.M)
 # what a host with kernel.panic_on_warn=1 would die of, besides the above
-WARNING = re.compile(r"^.*\b(?:WARNING:|Oops|BUG:|Kernel panic|general protection fault).*$",
-                     re.M)
+WARNING = re.compile(rf"^.*\b(?:WARNING:|{FATAL}).*$", re.M)
 
 
 def _json(path: Path):
