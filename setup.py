@@ -54,6 +54,8 @@ setup(
         "rich>=13",
         "protobuf>=4.21,<5",
         "prometheus_client>=0.17",
+        "PyYAML>=6",
+        "bcrypt>=4",
     ],
     # lockscope attach --mysql / --postgres read the database's own counters with these.
     extras_require={"db": ["PyMySQL>=1.1", "psycopg[binary]>=3.1"]},

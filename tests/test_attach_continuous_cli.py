@@ -11,6 +11,7 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -31,6 +32,14 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _a_list_file() -> str:
+    """A web config that is YAML but not a mapping."""
+    fd, path = tempfile.mkstemp(suffix=".yml")
+    os.write(fd, b"- just\n- a list\n")
+    os.close(fd)
+    return path
 
 
 def stand_in_recorder(tmp_path: Path) -> tuple[dict, Path]:
@@ -56,6 +65,13 @@ def attach(env: dict, *args: str, timeout: float = 60) -> subprocess.CompletedPr
     (lambda port: ["--continuous", "--listen", "127.0.0.1:notaport"], "--listen"),
     (lambda port: ["--continuous", "--listen", "192.0.2.1:9"], "not one of this host's"),
     (lambda port: ["--continuous", "--listen", f"{port}", "--top-files", "0"], "--top-files"),
+    (lambda port: ["--web-config", "/etc/hostname"], "add --continuous"),
+    (lambda port: ["--continuous", "--listen", f"{port}", "--web-config", "/nonexistent.yml"],
+     "--web-config /nonexistent.yml: cannot read it"),
+    (lambda port: ["--continuous", "--listen", f"{port}", "--web-config", _a_list_file()],
+     "top level: expected a mapping"),
+    (lambda port: ["--continuous", "--listen", f"{port}", "--redact-paths-outside", "data"],
+     "give an absolute directory"),
 ])
 def test_bad_options_are_one_line_and_exit_2(tmp_path, args, words):
     env, mark = stand_in_recorder(tmp_path)

@@ -38,7 +38,8 @@ def test_doctor_json_matches_this_kernel():
                                         "--list-features"], capture_output=True,
                                        text=True).stdout)["groups"]
     assert res.returncode == (0 if doc["ok"] else 1)
-    assert checks["root"]["available"] is True           # kernel tests run as root
+    for cap in ("CAP_BPF", "CAP_PERFMON"):                # kernel tests run as root
+        assert checks[cap]["available"] is True
     for kind, entry in feats["attach"].items():
         assert checks[kind]["available"] is bool(entry["ok"]), kind
         assert checks[kind]["available"] or checks[kind]["consequence"]
@@ -219,10 +220,12 @@ def test_doctor_as_non_root_says_so_and_reports():
                              preexec_fn=lambda: os.setuid(65534))
     finally:
         shutil.rmtree(home)
-    assert "not root" in res.stderr.strip().splitlines()[0]
+    assert "without CAP_BPF and CAP_PERFMON" in res.stderr.strip().splitlines()[0]
     doc = json.loads(res.stdout)
-    assert _by_name(doc)["root"]["available"] is False
-    assert res.returncode == 1  # root is required for recording
+    for cap in ("CAP_BPF", "CAP_PERFMON"):
+        assert _by_name(doc)[cap]["available"] is False
+        assert "nothing can be recorded" in _by_name(doc)[cap]["consequence"]
+    assert res.returncode == 1  # the capabilities are required for recording
 
 
 def test_unknown_subcommand_exits_2():

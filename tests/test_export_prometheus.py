@@ -59,14 +59,18 @@ def wait_for(what: str, check, timeout: float = 60.0):
     pytest.fail(f"{what}: not within {timeout:.0f} s (last: {last!r})")
 
 
-def start_prometheus(tmp: Path, target: str, port: int) -> subprocess.Popen:
+def start_prometheus(tmp: Path, target: str, port: int,
+                     scrape_configs: list[dict] | None = None) -> subprocess.Popen:
+    """Prometheus scraping ``target`` as job lockscope with the alert rules, or the jobs
+    ``scrape_configs`` names."""
     rules = ROOT / "deploy" / "prometheus" / "lockscope-alerts.yml"
     cfg = tmp / "prometheus.yml"
     cfg.write_text(json.dumps({
         "global": {"scrape_interval": f"{SCRAPE_S}s", "evaluation_interval": "1s"},
         "rule_files": [str(rules)],
-        "scrape_configs": [{"job_name": "lockscope", "scrape_timeout": "1s",
-                            "static_configs": [{"targets": [target]}]}],
+        "scrape_configs": scrape_configs or [
+            {"job_name": "lockscope", "scrape_timeout": "1s",
+             "static_configs": [{"targets": [target]}]}],
     }))
     return subprocess.Popen(
         [require_tool("prometheus"), f"--config.file={cfg}",

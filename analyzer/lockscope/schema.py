@@ -506,6 +506,7 @@ class AttachSettings(TypedDict, total=False):
     ended: str                  # duration, interrupted, target exited;
                                 # --continuous: stopped, target exited
     recorder_argv: list[str]
+    privileges_lost: list[str]  # "without CAP_X: what is lost", one per capability missing
     continuous: bool            # --continuous: the keys below too
     listen: str
     top_files: int

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include "clock.h"
 #include "json_out.h"
@@ -127,13 +129,27 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 	}
 }
 
+/* Whether this process holds capability CAP in its effective set. */
+static bool cap_effective(int cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* Root is not needed: CAP_BPF and CAP_PERFMON are (docs/fleet.md, least privilege). */
 static int check_privileges(void)
 {
+	bool bpf = cap_effective(CAP_BPF), perfmon = cap_effective(CAP_PERFMON);
 	int fd;
 
-	if (geteuid() != 0) {
-		msg_error("not root: recording needs root (CAP_BPF and CAP_PERFMON); "
-			  "'lockscope doctor' has the detail");
+	if (!bpf || !perfmon) {
+		msg_error("%s: recording needs %s%s%s; 'lockscope doctor' has the detail",
+			  geteuid() ? "not root" : "root without them", bpf ? "" : "CAP_BPF",
+			  !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
 		return -1;
 	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "probe", 4, 4, 1, NULL);

@@ -38,6 +38,14 @@ TESTS = {
         "continuous_mariadb_metrics",
     "test_continuous_attach_serves_the_log_file_and_commits[postgres-wal]":
         "continuous_postgres_metrics",
+    # least privilege: a non-root user with the documented capabilities, each one's loss
+    "test_attach_with_the_documented_capabilities": "privileges_documented_set",
+    "test_attach_without_one_capability_names_it[CAP_BPF]": "privileges_without_bpf",
+    "test_attach_without_one_capability_names_it[CAP_PERFMON]": "privileges_without_perfmon",
+    "test_attach_without_one_capability_names_it[CAP_SYSLOG]": "privileges_without_syslog",
+    "test_attach_without_one_capability_names_it[CAP_SYS_ADMIN]":
+        "privileges_without_sys_admin",
+    "test_continuous_attach_as_a_service_user": "privileges_exporter_unprivileged",
 }
 FATAL = "Oops|BUG:|Kernel panic|general protection fault"
 OOPS = re.compile(rf"^.*\b(?:{FATAL}).*$", re.M)

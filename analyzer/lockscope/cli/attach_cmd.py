@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import cast
 
 from ..binaries import find_binary
+from ..capabilities import require_recording, what_is_lost
 from ..errors import LockscopeError, UsageError
 from ..run.outdir import check_dir, default_out_dir
 from ..run.recording import RecorderWindow, stop
@@ -44,6 +45,9 @@ EXAMPLES = [
      "--mysql /run/mysqld/mysqld.sock", "serve Prometheus metrics and pprof profiles"),
     ("lockscope attach --continuous --unit mariadb --listen :9433 --out /var/lib/lockscope/final",
      "until stopped; a final results.json"),
+    ("lockscope attach --continuous --comm mariadbd --listen :9433 "
+     "--web-config /etc/lockscope/web.yml --redact-paths-outside /var/lib/mysql",
+     "TLS and basic auth for a fleet; no path outside the data directory served"),
 ]
 
 DEFAULT_DURATION_S = 30.0
@@ -62,7 +66,13 @@ Label cardinality is bounded: files are labelled by name only for the --top-file
 (default 50) with the most wait and I/O time, decayed over about five minutes, and every
 other file is "other"; locks and wait classes come from fixed lists, so series never grow
 with the files, threads or stacks of the server. With --out, a final results.json (and
-report) is written when it stops."""
+report) is written when it stops.
+
+The HTTP side runs in a process of its own that holds no capability and is not root
+(--export-user, default nobody when started as root). --web-config FILE reads the
+Prometheus exporter-toolkit's web configuration (TLS, client certificates, bcrypt basic
+auth), the file node_exporter takes as --web.config.file; a change to it or to the files
+it names is served from the next connection on (docs/fleet.md)."""
 
 
 def add_parser(sub) -> None:
@@ -89,6 +99,15 @@ def add_parser(sub) -> None:
     p.add_argument("--listen", metavar="[HOST:]PORT",
                    help="with --continuous: where to serve (host default 127.0.0.1: "
                    "another address only when given; [V6]:PORT for IPv6)")
+    p.add_argument("--web-config", metavar="FILE",
+                   help="with --continuous: TLS and basic auth, in the exporter-toolkit's "
+                   "web configuration format (node_exporter's --web.config.file)")
+    p.add_argument("--export-user", metavar="USER",
+                   help="with --continuous: the user the exporter process runs as when "
+                   "started as root (default nobody); it holds no capability either way")
+    p.add_argument("--redact-paths-outside", metavar="DIR", action="append", default=[],
+                   help="with --continuous: serve file paths under DIR only (repeatable); "
+                   "any other becomes [redacted dev D ino N]")
     p.add_argument("--rotate", type=float, default=DEFAULT_ROTATE_S, metavar="S",
                    help="with --continuous: a new recorder every S seconds, its maps empty "
                    "(they keep an entry per thread, lock, file and stack seen; 0: never; "
@@ -124,8 +143,11 @@ def _check_args(args) -> None:
         args.max_overhead = CONTINUOUS_MAX_OVERHEAD if args.continuous else DEFAULT_MAX_OVERHEAD
     if args.continuous:
         _check_continuous(args)
-    elif args.listen is not None:
-        raise UsageError("--listen serves a --continuous attach: add --continuous")
+    else:
+        for opt in ("listen", "web_config", "export_user", "redact_paths_outside"):
+            if getattr(args, opt):
+                raise UsageError(f"--{opt.replace('_', '-')} serves a --continuous attach: "
+                                 "add --continuous")
     if args.duration is None:
         args.duration = DEFAULT_DURATION_S
     if not 0 < args.duration <= MAX_DURATION_S:
@@ -155,6 +177,9 @@ def _check_continuous(args) -> None:
         raise UsageError("--rotate must be 0 (never) or in [2, 604800] seconds")
     if not 0.1 <= args.interval <= 60:
         raise UsageError("--interval must be in [0.1, 60] seconds with --continuous")
+    for d in args.redact_paths_outside:
+        if not os.path.isabs(d):
+            raise UsageError(f"--redact-paths-outside {d}: give an absolute directory")
     args.duration = MAX_DURATION_S  # only a bound for the checks below
 
 
@@ -165,18 +190,19 @@ def run(args) -> int:
 
         return run_continuous(args)
     target = resolve(pid=args.pid, comm=args.comm, cgroup=args.cgroup, unit=args.unit)
-    if os.geteuid() != 0:
-        raise LockscopeError("not root: attaching loads BPF programs "
-                             "(lockscope doctor has the detail)")
+    require_recording()
     find_binary("lockscope-record")
     session = Session("attach", args.out, "lockscope-attach", kind="attach")
+    for line in what_is_lost():
+        session.note(f"warning: {line}")
     sampler, db_warning = open_db(args)
     if db_warning:
         session.note(f"warning: {db_warning}; tracing without database counters")
     doc = cast(dict, session.doc)
     doc.update({"target": target.facts(),
                 "attach": {"duration_s": args.duration, "interval_s": args.interval,
-                           "max_overhead_pct": args.max_overhead, "duty_pct": args.duty},
+                           "max_overhead_pct": args.max_overhead, "duty_pct": args.duty,
+                           "privileges_lost": what_is_lost()},
                 "db": None, "analysis": {}})
     with session.interruptible():
         trace, ended, rec_argv, trace_error = _record(args, target, session.out, sampler)

@@ -10,13 +10,13 @@ results.json is written when --out was given, and the exporter stops.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, cast
 
 from ..binaries import find_binary
-from ..errors import LockscopeError, UsageError
-from ..export import ExportServer, ExportState
+from ..capabilities import require_recording, what_is_lost
+from ..errors import UsageError
+from ..export.exporter_link import ExporterLink
 from ..run.continuous import (
     ContinuousRecorder,
     StopFlag,
@@ -62,12 +62,15 @@ def run_continuous(args) -> int:
     if args.fs is not None:
         check_fs(args.fs)
     target = resolve(pid=args.pid, comm=args.comm, cgroup=args.cgroup, unit=args.unit)
-    if os.geteuid() != 0:
-        raise LockscopeError("not root: attaching loads BPF programs "
-                             "(lockscope doctor has the detail)")
+    require_recording()
+    for line in what_is_lost():
+        say(f"warning: {line}")
     find_binary("lockscope-record")
-    state = ExportState(top_files=args.top_files)
-    server = ExportServer.bind(args.listen, state)      # UsageError: nothing bound
+    # UsageError (a bad address or web config): nothing bound, nothing attached
+    server = ExporterLink(args.listen, top_files=args.top_files, web_config=args.web_config,
+                          user=args.export_user, redact_outside=args.redact_paths_outside,
+                          say=say)
+    state = server
     try:
         session = _session(args)
     except BaseException:
@@ -142,6 +145,7 @@ def _final(session: Session, args, target, rec: ContinuousRecorder, sampler, db_
                            "max_overhead_pct": args.max_overhead, "duty_pct": args.duty,
                            "ended": ended, "recorder_argv": rec.argv,
                            "recorder_starts": rec.starts, "rotate_s": args.rotate,
+                           "privileges_lost": what_is_lost(),
                            "rotations": rec.rotations},
                 "db": None, "analysis": {}})
     fill_window(doc, args, target.label(), trace, None, ended, sampler, db_warning)

@@ -14,6 +14,8 @@ import sys
 from dataclasses import asdict, dataclass
 
 from ..binaries import find_binary
+from ..capabilities import CAPABILITIES, memlock_charged
+from ..capabilities import missing as missing_capabilities
 from ..errors import LockscopeError
 from ..run.probe_groups import (
     CORE_GROUPS,
@@ -159,9 +161,17 @@ def collect(timeout: float = DEFAULT_TIMEOUT_S) -> tuple[list[Check], list[dict]
     not be had: no BTF, or the listing failed, which a check then says)."""
     checks: list[Check] = []
     root = os.geteuid() == 0
-    checks.append(Check("root", "privilege", root, True,
-                        "running as root" if root else f"running as uid {os.geteuid()}",
-                        "" if root else "recording needs root; analysis and reports do not"))
+    who = "root" if root else f"uid {os.geteuid()}"
+    lacking = {c.name for c in missing_capabilities()}
+    for cap in CAPABILITIES:
+        held = cap.name not in lacking
+        detail = f"held ({who})" if held else f"missing ({who})"
+        if not held and cap.name == "CAP_SYS_RESOURCE" and not memlock_charged():
+            held, detail = True, f"missing ({who}), not needed: BPF memory is charged " \
+                "to memory cgroups on this kernel, not to RLIMIT_MEMLOCK"
+        checks.append(Check(cap.name, "privilege", held, cap.required, detail,
+                            "" if held else cap.costs))
+    root = root or not lacking     # what root could read, these capabilities can
 
     tracefs_ok, tracefs_detail = ensure_tracefs() if root else (
         os.path.isdir(f"{TRACEFS}/events"), f"{TRACEFS} (not mounted by doctor: not root)")
@@ -281,9 +291,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    if os.geteuid() != 0:
-        print("lockscope doctor: not root: BPF checks will fail; reporting what can be seen",
-              file=sys.stderr)
+    if any(c.required for c in missing_capabilities()):
+        print("lockscope doctor: without CAP_BPF and CAP_PERFMON the BPF checks fail; "
+              "reporting what can be seen", file=sys.stderr)
     checks, listing = collect(args.list_timeout)
     if args.json:
         print(json.dumps(to_json(checks, listing), indent=2))

@@ -35,6 +35,12 @@ file labels), export_state (cumulative state and snapshots), pprof_writer and
 profile_windows (profiles), metrics_registry (the Prometheus collector),
 listen_address, live_page, export_server. The pprof message is compiled from
 profile.proto by ``make proto``.
+
+``attach --continuous`` does not serve in its own process: exporter_link (the recording
+side) binds the socket, reads --web-config (web_config) and starts exporter_process,
+which drops every privilege (privilege_drop) and runs ExportServer with TLS and basic
+auth (basic_auth); paths outside --redact-paths-outside are redacted (path_redaction)
+before they are sent. exporter_metrics: the exporter's own refusals and restarts.
 """
 
 from .export_server import ExportServer

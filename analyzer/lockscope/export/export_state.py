@@ -55,6 +55,13 @@ class ExportContext:
     # path -> role key of analysis.dbfiles.ROLES, overriding the role found by name
     file_roles: Mapping[str, str] = field(default_factory=dict)
     pg_names: PgNames = field(default_factory=dict)
+    # the exporter process: requests refused by reason (export_server.failures),
+    # cumulative since it started
+    http_refused: Mapping[str, int] = field(default_factory=dict)
+    # the web configuration: 1 when the last reload of --web-config succeeded
+    web_config_ok: bool | None = None
+    # times the exporter process was started again after it died
+    exporter_restarts: int | None = None
 
 
 CONTEXT_KEYS = tuple(ExportContext.__dataclass_fields__)

@@ -21,6 +21,7 @@ from prometheus_client.utils import floatToGoString
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.waitclass import CLASSES
 from .export_state import ExportSnapshot
+from .exporter_metrics import exporter_metrics
 
 # histogram buckets: every other power of two from ~1 us to ~17 s (recorder slots are
 # [2^i, 2^(i+1)) ns, so these edges are exact)
@@ -50,6 +51,7 @@ class SnapshotCollector(Collector):
         yield from _file_metrics(s)
         yield from _recorder_metrics(s)
         yield from _context_metrics(s)
+        yield from exporter_metrics(s)
 
 
 def _file_labels(s: ExportSnapshot, file: str) -> list[str]:
