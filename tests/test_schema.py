@@ -29,7 +29,13 @@ def _check(td: Any, obj: dict, where: str, *, open_ended: bool = False) -> None:
 
 
 def test_recorder_documents_match_the_trace_types():
-    doc = recorded_runs_only()
+    """The recorded fixture; test_report_without_build checks a document the recorder
+    writes in the kernel phase the same way."""
+    check_trace_types(recorded_runs_only())
+
+
+def check_trace_types(doc) -> None:
+    """Every part of a sweep's results.json against its TypedDict."""
     _check(schema.ResultsDoc, doc, "results.json")
     _check(schema.Host, doc["host"], "host")
     for fs, facts in doc["host"]["filesystems"].items():
@@ -55,6 +61,8 @@ def test_recorder_documents_match_the_trace_types():
         for r in holders.get("releasers") or []:
             _check(schema.ReleaserRecord, r, "trace.holders.releasers[]")
         _check(schema.TraceOverhead, trace["overhead"], "trace.overhead")
+        for e in trace["syscalls"]:
+            _check(schema.SyscallEntry, e, "trace.syscalls[]")
 
 
 def test_the_analysis_matches_the_analysis_types():

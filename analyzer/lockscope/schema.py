@@ -176,6 +176,7 @@ class OffcpuRecord(TypedDict, total=False):
 
 class SyscallEntry(TypedDict, total=False):
     name: str
+    kind: str   # write, sync, sync_range, received, sent (documents before it: name only)
     count: int
     timed: int  # calls timed (a sample for the write family); total_ns is theirs
     total_ns: int

@@ -22,7 +22,7 @@
 #include "json_out.h"
 #include "session.h"
 #include "msg.h"
-#include "document.h"
+#include "emit/document.h"
 
 static volatile sig_atomic_t stop_signal;
 

@@ -16,18 +16,15 @@
 #include "clock.h"
 #include "record.h"
 #include "record.skel.h"
-#include "btfname.h"
-#include "paths.h"
-#include "series.h"
+#include "setup/btfname.h"
+#include "resolve/paths.h"
+#include "emit/series.h"
+#include "emit/document.h"
 #include "session.h"
+#include "attach/holder_maps.h"
 #include "msg.h"
 
 #define PATH_TRIES_PER_TICK 32
-
-const char *const session_syscall_names[REC_NR_SYSCALLS] = {
-	"write", "pwrite64", "pwritev", "pwritev2", "io_submit", "io_uring_enter",
-	"fsync", "fdatasync", "sync_file_range", "read", "recvfrom", "recvmsg", "sendto", "sendmsg",
-};
 
 /* CONFIG_HZ, to turn jbd2's jiffies into time. */
 static unsigned int kernel_hz(void)
@@ -252,7 +249,7 @@ static int configure(struct record_bpf *skel, void *arg)
 			((__u8 *)skel->rodata->syscall_slot)[s->syscall_nrs[i]] = i + 1;
 	skel->rodata->count_buffered_in_fs = !probe_group_on(&s->probe, GROUP_SYSCALLS);
 	filter_rodata(skel, &s->filter);
-	holder_tick_configure(skel, &s->probe);
+	holder_maps_configure(skel, &s->probe);
 	/* A followed call's state stays per CPU while a sched_switch program
 	 * hands it off (kern/maps.bpf.inc, calls_on_cpu). */
 	skel->rodata->calls_on_cpu = probe_group_on(&s->probe, GROUP_SCHED);
@@ -270,7 +267,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
-	duty_init(&s->duty, o->duty_pct, o->duty_period_ms, o->holder_period_ms, o->duty_flag);
+	duty_init(&s->duty, o->duty_pct, o->duty_period_ms, o->duty_flag);
 	if (o->interval_ms && !(s->series = series_open(o->series_out)))
 		return -EIO;
 	s->filter = *f;
@@ -287,7 +284,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	err = probe_prepare(&s->probe, o, configure, s);
 	if (err)
 		return err;
-	holder_tick_attach(&s->probe, o->holder_period_ms); /* a failure is reported in the JSON */
+	probe_attach_timers(&s->probe, o->holder_period_ms); /* a failure: in the JSON */
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)
 		return err;
@@ -459,7 +456,7 @@ int session_read(struct rec_session *s)
 
 		/* the last interval ends with the window: the sums come out whole */
 		if (read_copy(&s->data, &last) == 0)
-			series_emit(s, &last, s->end_mono, false);
+			document_interval(s, &last, s->end_mono, false);
 		else
 			read_free(&last);
 	}
@@ -480,7 +477,7 @@ void session_series_tick(struct rec_session *s)
 	}
 	/* thread periods still open are not closed here: they count in the
 	 * interval where they end, so the intervals add up to the document */
-	series_emit(s, &cur, now, true);
+	document_interval(s, &cur, now, true);
 }
 
 void session_finish(struct rec_session *s)
@@ -489,7 +486,6 @@ void session_finish(struct rec_session *s)
 		read_free(&s->data);
 	if (s->stacks_ready)
 		stacks_free(&s->stacks);
-	holder_tick_detach();
 	probe_destroy(&s->probe);
 	if (s->ovh_ready)
 		overhead_free(&s->ovh);

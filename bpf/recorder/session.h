@@ -4,52 +4,7 @@
 #ifndef LOCKSCOPE_RECORD_SESSION_H
 #define LOCKSCOPE_RECORD_SESSION_H
 
-#include <stdbool.h>
-#include <stdio.h>
-#include "record.h"
-#include "filter.h"
-#include "opts.h"
-#include "overhead.h"
-#include "duty.h"
-#include "probe.h"
-#include "read.h"
-#include "stacks.h"
-#include "tpfmt.h"
-
-struct rec_paths;
-struct rec_series;
-struct btfname;
-
-struct rec_session {
-	const struct rec_opts *opts;
-	struct rec_filter filter;
-	struct rec_probe probe;
-	struct rec_bits bits;
-	struct tpfmt_source decoding[TPFMT_NR_SOURCES];
-	__u32 syscall_nrs[REC_NR_SYSCALLS];
-	struct rec_paths *paths;
-	struct rec_stacks stacks;
-	bool stacks_ready;
-	struct rec_data data;
-	bool data_ready;
-	__u64 start_mono, end_mono, start_wall, end_wall;
-	bool started;
-	unsigned int hz;            /* kernel CONFIG_HZ, 0 if unknown */
-	__u64 text_start, text_end; /* kernel text, for stack fingerprints */
-	int *seen_pids;             /* processes whose maps were read */
-	size_t nr_seen, cap_seen;
-	struct rec_overhead ovh;
-	bool ovh_ready;
-	struct rec_duty duty;       /* --duty: the programs attached part of the time */
-	struct rec_series *series;  /* --interval-ms, else NULL */
-	bool in_series;             /* writing a series object: unchanged entries left out */
-	struct btfname *series_names; /* lock names, kept between series objects */
-	bool maps_preallocated;     /* the kernel has no BPF allocator (session.c) */
-	unsigned long long prealloc_bytes; /* what the large maps then take up front */
-	int prealloc_noted;         /* the note about it was written */
-};
-
-extern const char *const session_syscall_names[REC_NR_SYSCALLS];
+#include "emit/recording.h"
 
 int session_prepare(struct rec_session *s, const struct rec_opts *o, const struct rec_filter *f);
 void session_start(struct rec_session *s);

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, cast
 
-from ..binaries import recorder_syscalls
 from ..schema import (
     DbDoc,
     FallClass,
@@ -25,6 +24,7 @@ from ..schema import (
 )
 from .dbfiles import DATA_ROLES, LOG_ROLES, PgNames, file_role
 from .observed import observed_ns
+from .syscall_kinds import calls_of_kind
 from .waitclass import CLASSES, UserClassifier, classify
 
 # per-thread time by class: {tid: {class or "oncpu": ns}}
@@ -82,10 +82,10 @@ def interval_throughput(section: TraceSection, pg_names: PgNames | None = None) 
     """Trace throughput of one interval (or of a whole trace), per second."""
     dur = _dur_s(section)
     calls = _syscall_counts(section)
-    writes = sum((calls.get(n) or {}).get("count", 0) for n in recorder_syscalls("write"))
+    writes = calls_of_kind(calls.values(), "write")
     # durability calls; sync_file_range only starts (and may wait for) writeback
-    fsyncs = sum((calls.get(n) or {}).get("count", 0) for n in recorder_syscalls("sync"))
-    ranges = sum((calls.get(n) or {}).get("count", 0) for n in recorder_syscalls("sync_range"))
+    fsyncs = calls_of_kind(calls.values(), "sync")
+    ranges = calls_of_kind(calls.values(), "sync_range")
     by_file = fsync_by_file(section)
     if not fsyncs:
         fsyncs = sum(f["fsyncs"] for f in by_file)

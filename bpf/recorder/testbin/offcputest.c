@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "read.h"
-#include "offcpu.h"
+#include "read/read_data.h"
+#include "read/offcpu.h"
 
 static int read_key(const char *line, struct offcpu_key *k, struct offcpu_val *v)
 {

@@ -10,8 +10,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include "paths.h"
-#include "symbolize.h"
+#include "resolve/paths.h"
+#include "resolve/symbolize.h"
 
 static const char usage[] =
 	"usage: lockscope-symtest ksym ADDR...\n"

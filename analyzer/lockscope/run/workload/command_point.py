@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...binaries import recorder_syscalls
+from ...analysis.syscall_kinds import calls_of_kind
 from ...errors import LockscopeError
 from ..point import PhaseClock, PointResult, file_facts
 from ..recording import RecorderWindow, last_line, open_window
@@ -191,6 +191,4 @@ def _workload(spec: CommandSpec, lines: list[str], procs: list[subprocess.Popen]
 def _write_calls(trace: dict | None) -> int:
     """The write calls the trace counted (the recorder's own list): the operations when
     no parser reads the tool's own report."""
-    write_calls = recorder_syscalls("write")
-    return sum(int(s.get("count", 0)) for s in (trace or {}).get("syscalls") or []
-               if s.get("name") in write_calls)
+    return calls_of_kind((trace or {}).get("syscalls") or [], "write")

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The recorder's own cost, measured by the kernel: BPF run-time statistics
+ * (bpf_enable_stats(BPF_STATS_RUN_TIME) holds them on while its fd is open,
+ * kernel/bpf/syscall.c bpf_enable_runtime_stats(); nothing to restore at
+ * exit), read per program with BPF_OBJ_GET_INFO_BY_FD (run_cnt,
+ * run_time_ns). See docs/recorder-json.md, "overhead". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "record.h"
+#include "record.skel.h"
+#include "attach/overhead.h"
+#include "attach/statsclock.h"
+
+#define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
+
+/* The analysis cannot stand without these: lock waits, DIO (and the
+ * i_rwsem addresses it learns), per-thread time. */
+bool overhead_group_core(int g)
+{
+	return g == GROUP_LOCK || g == GROUP_LOCK_SLOWPATH || g == GROUP_DIO || g == GROUP_SCHED;
+}
+
+static bool sysctl_on(void)
+{
+	FILE *f = fopen(STATS_SYSCTL, "re");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v != 0;
+}
+
+static void read_progs(struct rec_overhead *v)
+{
+	int i;
+
+	for (i = 0; i < v->nr_progs; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(v->progs[i].fd, &info, &len))
+			continue;
+		v->progs[i].id = info.id;
+		v->progs[i].cnt = info.run_cnt;
+		v->progs[i].ns = info.run_time_ns;
+	}
+}
+
+/* All programs' run counts as read_progs() last left them. */
+static __u64 summed_runs(const struct rec_overhead *v)
+{
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < v->nr_progs; i++)
+		n += v->progs[i].cnt;
+	return n;
+}
+
+static __u64 tv_ns(const struct timeval *t)
+{
+	return (__u64)t->tv_sec * 1000000000ULL + (__u64)t->tv_usec * 1000ULL;
+}
+
+static __u64 ru_ns(const struct rusage *r)
+{
+	return tv_ns(&r->ru_utime) + tv_ns(&r->ru_stime);
+}
+
+static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
+{
+	return window && v->online_cpus > 0 ? (double)ns / ((double)window * v->online_cpus) : 0;
+}
+
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
+		   unsigned int max_pause_ms, unsigned int stats_every)
+{
+	struct bpf_program *prog;
+	bool was_on = sysctl_on();
+
+	memset(v, 0, sizeof(*v));
+	v->max_share = max_overhead_pct / 100.0;
+	v->max_pause_ns = (__u64)max_pause_ms * 1000000ULL;
+	v->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (v->stats_fd < 0) {
+		snprintf(v->stats_error, sizeof(v->stats_error), "bpf_enable_stats: %s",
+			 strerror(errno));
+		v->src = was_on ? STATS_ALREADY_ON : STATS_OFF;
+	} else {
+		v->src = was_on ? STATS_ALREADY_ON : STATS_SESSION;
+	}
+	v->stats_on = v->src != STATS_OFF;
+	/* A budget is judged on every second's statistics; statistics that
+	 * someone else holds on cannot be switched off. */
+	v->stats_every = stats_every ? stats_every : 1;
+	v->sampling = v->stats_every > 1 && v->max_share <= 0 && v->src == STATS_SESSION;
+	if (!v->sampling)
+		v->stats_every = 1;
+	v->clock_ns = v->src == STATS_OFF ? -1 : statsclock_ns_per_run();
+	if (v->sampling) {
+		/* off until the window opens (a sweep attaches during its layout) */
+		close(v->stats_fd);
+		v->stats_fd = -1;
+		v->stats_on = false;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct rec_prog_stat *p;
+		int kind;
+
+		if (bpf_program__fd(prog) < 0 || v->nr_progs == REC_MAX_PROGS)
+			continue;
+		p = &v->progs[v->nr_progs++];
+		p->name = bpf_program__name(prog);
+		p->fd = bpf_program__fd(prog);
+		p->group = probe_prog_group(p->name, &kind);
+	}
+	read_progs(v);
+}
+
+void overhead_start(struct rec_overhead *v, __u64 now)
+{
+	int i;
+
+	read_progs(v);
+	for (i = 0; i < v->nr_progs; i++) {
+		struct rec_prog_stat *p = &v->progs[i];
+
+		p->cnt0 = p->mark_cnt = p->cnt;
+		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
+	}
+	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = v->on_since = now;
+	if (v->sampling && !v->stats_on) {
+		v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		v->stats_on = v->stats_fd >= 0;
+		v->off_since = now;
+		read_progs(v);
+		v->off_runs = summed_runs(v);
+	}
+	v->tick_observed = 0;
+	getrusage(RUSAGE_SELF, &v->ru_start);
+	v->ru_mark = v->ru_start;
+}
+
+void overhead_stop(struct rec_overhead *v, __u64 now)
+{
+	if (!v->start_mono || v->end_mono)
+		return;
+	v->end_mono = now;
+	read_progs(v);
+	if (v->stats_on)
+		v->measured_ns += now - v->on_since;
+	else if (v->sampling && summed_runs(v) != v->off_runs)
+		v->measured_ns += now - v->off_since; /* counted by someone else's statistics */
+	getrusage(RUSAGE_SELF, &v->ru_end);
+}
+
+void overhead_free(struct rec_overhead *v)
+{
+	if (v->stats_fd > 0)
+		close(v->stats_fd);
+	v->stats_fd = -1;
+}
+
+/* A step, kept while there is room (the last ones of a long window are
+ * counted in "sampling" only). */
+static struct rec_shed *add_shed(struct rec_overhead *v, __u64 now, const char *kind,
+				 const char *what, double share)
+{
+	struct rec_shed *s;
+
+	if (v->nr_shed == REC_MAX_SHED)
+		return NULL;
+	s = &v->shed[v->nr_shed++];
+	memset(s, 0, sizeof(*s));
+	s->t_ns = now;
+	s->kind = kind;
+	snprintf(s->what, sizeof(s->what), "%s", what);
+	s->share_before = share;
+	return s;
+}
+
+/* The duty is aimed a little under the budget (the window's share is a mean
+ * of noisy periods), and raised again only well under it, so that it does
+ * not swing at every tick. */
+#define DUTY_AIM 0.8
+#define DUTY_RAISE_BELOW 0.5
+
+static void note_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share,
+		      unsigned int pct)
+{
+	char what[32];
+
+	duty_set(duty, pct);
+	snprintf(what, sizeof(what), "duty %u%%", pct);
+	add_shed(v, now, "duty", what, share);
+}
+
+/* Over budget with duty above its floor: lower it in proportion. The share
+ * was measured over "on" time and scaled by the duty, so the new duty
+ * brings the whole period's share just under the budget. */
+static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
+{
+	unsigned int pct = duty->pct * DUTY_AIM * v->max_share / share;
+
+	if (duty->pct <= DUTY_FLOOR_PCT)
+		return false;
+	if (pct >= duty->pct)
+		pct = duty->pct - 1;
+	if (pct < DUTY_FLOOR_PCT)
+		pct = DUTY_FLOOR_PCT;
+	note_duty(v, duty, now, share, pct);
+	return true;
+}
+
+/* Well under budget after the load eased: raise the duty back towards
+ * --duty, unless stacks or groups were shed (they stay off). */
+static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
+{
+	double want = share > 0 ? duty->pct * DUTY_AIM * v->max_share / share : 100;
+	unsigned int pct = want > duty->requested_pct ? duty->requested_pct : (unsigned int)want;
+	int i;
+
+	if (v->stacks_shed || pct <= duty->pct)
+		return;
+	for (i = 0; i < NR_GROUPS; i++)
+		if (v->group_shed[i])
+			return;
+	note_duty(v, duty, now, share, pct);
+}
+
+/* The pause that brings the mean share, over the run since the last pause
+ * (or the window's start) and the pause itself, to DUTY_AIM of the budget:
+ * run × (share / aim − 1), within [PAUSE_MIN_NS, --max-pause-ms]. A budget
+ * far below the share pauses for the longest, and checks again after it. */
+#define PAUSE_MIN_NS 1000000000ULL
+#define PAUSE_SETTLE_NS 500000000ULL
+
+static __u64 pause_len(const struct rec_overhead *v, double share, __u64 now)
+{
+	double run = (double)(now - v->run_since);
+	double len = run * (share / (DUTY_AIM * v->max_share) - 1);
+
+	return len > (double)v->max_pause_ns ? v->max_pause_ns :
+	       len < PAUSE_MIN_NS ? PAUSE_MIN_NS : (__u64)len;
+}
+
+/* Sampling: the statistics' clock reads are paid in one tick of stats_every
+ * (the static key behind them, kernel/bpf/syscall.c bpf_stats_handler() and
+ * bpf_enable_runtime_stats(), is flipped twice per stats_every seconds). The
+ * static key also counts for others: the sysctl, another process's
+ * bpf_enable_stats(). A tick off in which the counts still grew was measured
+ * by them, and counts as measured; with the sysctl on, the statistics are
+ * kept on to the end. */
+static void sample_tick(struct rec_overhead *v, __u64 now)
+{
+	bool was_on = v->stats_on;
+	int fd;
+
+	if (was_on) {
+		close(v->stats_fd);
+		v->stats_fd = -1;
+		v->stats_on = false;
+		v->measured_ns += now - v->on_since;
+		v->ticks_off = 0;
+	}
+	/* read once, after the close: counts that grow from here on are others' */
+	read_progs(v);
+	if (!was_on && summed_runs(v) != v->off_runs)
+		v->measured_ns += now - v->off_since;
+	v->off_since = now;
+	v->off_runs = summed_runs(v);
+	if (!sysctl_on()) {
+		if (v->ticks_off++ < v->stats_every - 1)
+			return;
+	} else {
+		v->sampling = false;
+	}
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0 && v->sampling)
+		return; /* tried again next tick */
+	v->stats_fd = fd;
+	v->stats_on = true;
+	v->on_since = now;
+}
+
+void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+		   struct rec_duty *duty, __u64 now)
+{
+	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed, pause;
+	struct rec_shed *step;
+	int i, best = -1;
+	double share;
+
+	if (!v->start_mono || v->end_mono || v->src == STATS_OFF || !dt)
+		return;
+	if (v->sampling) {
+		sample_tick(v, now);
+		return;
+	}
+	read_progs(v);
+	for (i = 0; i < v->nr_progs; i++) {
+		struct rec_prog_stat *p = &v->progs[i];
+		__u64 d = p->ns - p->tick_ns;
+
+		total += d;
+		if (p->group >= 0)
+			group_ns[p->group] += d;
+		p->tick_ns = p->ns;
+	}
+	v->tick_mono = now;
+	v->tick_observed = observed;
+	/* the share of a whole duty period: over the "on" time, times the duty */
+	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
+	/* not judged in a pause, nor on the first part-second after it */
+	if (v->max_share <= 0 || duty->paused_until ||
+	    (v->run_since > v->start_mono && now < v->run_since + PAUSE_SETTLE_NS))
+		return;
+	if (share <= v->max_share) {
+		if (on && share < DUTY_RAISE_BELOW * v->max_share)
+			raise_duty(v, duty, now, share);
+		return;
+	}
+	if (lower_duty(v, duty, now, share))
+		return;
+	/* stacks first: they cost inside the switch and lock programs */
+	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
+		v->stacks_shed = REC_SHED_USTACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "user_stacks", share);
+		return;
+	}
+	if (v->stacks_shed < REC_SHED_STACKS) {
+		v->stacks_shed = REC_SHED_STACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "stacks", share);
+		return;
+	}
+	for (i = 0; i < NR_GROUPS; i++) {
+		if (overhead_group_core(i) || v->group_shed[i] || !probe_group_on(probe, i))
+			continue;
+		if (group_ns[i] > best_ns) {
+			best_ns = group_ns[i];
+			best = i;
+		}
+	}
+	if (best >= 0) {
+		probe_detach_group(probe, best);
+		v->group_shed[best] = true;
+		add_shed(v, now, "group", probe_groups[best].name, share);
+		return;
+	}
+	/* Only the core groups are left, and they alone are over budget: a
+	 * pause keeps the budget and the window (a continuous attach goes on
+	 * recording after it). */
+	pause = pause_len(v, share, now);
+	duty_pause(duty, probe, now, pause);
+	step = add_shed(v, now, "pause", "all", share);
+	if (step)
+		step->pause_ns = pause;
+	v->run_since = now + pause;
+}
+
+static void json_runs(struct json_out *j, __u64 cnt, __u64 ns, double share)
+{
+	json_uint(j, "run_cnt", cnt);
+	json_uint(j, "run_time_ns", ns);
+	json_double(j, "ns_per_run", cnt ? (double)ns / cnt : 0);
+	json_double(j, "cpu_share", share);
+}
+
+static void json_share(struct rec_overhead *v, struct json_out *j, const char *key, __u64 ns,
+		       __u64 window)
+{
+	if (v->src == STATS_OFF || !window)
+		json_null(j, key);
+	else
+		json_double(j, key, share_of(v, ns, window));
+}
+
+/* The part of bpf_ns that is the statistics' own clock read, one per run:
+ * what the same runs cost less while nobody measures them. */
+static void json_stats_clock(struct rec_overhead *v, struct json_out *j, __u64 runs, __u64 ns,
+			     __u64 window)
+{
+	double clock = v->clock_ns * (double)runs;
+
+	json_key(j, "stats_clock");
+	json_begin_object(j);
+	if (v->clock_ns < 0) {
+		json_null(j, "ns_per_run");
+		json_null(j, "bpf_ns");
+		json_null(j, "cpu_share");
+	} else {
+		if (clock > (double)ns)
+			clock = (double)ns;
+		json_double(j, "ns_per_run", v->clock_ns);
+		json_uint(j, "bpf_ns", (__u64)clock);
+		json_share(v, j, "cpu_share", (__u64)clock, window);
+	}
+	json_end_object(j);
+}
+
+/* What the programs cost while the statistics were off (sampling): the
+ * measured runs' time less the statistics' clock, scaled to the unmeasured
+ * part of the window. Without a clock figure, the measured time as it is
+ * (an estimate that errs high). */
+static __u64 with_unmeasured(const struct rec_overhead *v, __u64 cnt, __u64 ns, __u64 window)
+{
+	double bare = (double)ns - (v->clock_ns > 0 ? v->clock_ns * (double)cnt : 0);
+
+	if (!v->measured_ns || window <= v->measured_ns || bare <= 0)
+		return ns;
+	return ns + (__u64)(bare * (double)(window - v->measured_ns) / (double)v->measured_ns);
+}
+
+static int cmp_prog_ns(const void *a, const void *b)
+{
+	const struct rec_prog_stat *x = a, *y = b;
+	__u64 dx = x->ns - x->ns0, dy = y->ns - y->ns0;
+
+	return dx > dy ? -1 : dx < dy;
+}
+
+static void json_runs_est(struct rec_overhead *v, struct json_out *j, __u64 cnt, __u64 ns,
+			  __u64 window)
+{
+	__u64 est = with_unmeasured(v, cnt, ns, window);
+
+	json_runs(j, cnt, ns, share_of(v, est, window));
+	json_uint(j, "bpf_ns", est);
+}
+
+void overhead_json(struct rec_overhead *v, struct json_out *j)
+{
+	static const char *const src_names[] = { "unavailable", "session", "already_on" };
+	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
+	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, measured = 0, est = 0, runs = 0;
+	bool g_loaded[NR_GROUPS] = { false };
+	__u64 user;
+	int i;
+
+	/* a window that never opened costs nothing */
+	for (i = 0; i < v->nr_progs && !window; i++) {
+		v->progs[i].cnt0 = v->progs[i].cnt;
+		v->progs[i].ns0 = v->progs[i].ns;
+	}
+	qsort(v->progs, v->nr_progs, sizeof(v->progs[0]), cmp_prog_ns);
+	for (i = 0; i < v->nr_progs; i++) {
+		const struct rec_prog_stat *p = &v->progs[i];
+
+		measured += p->ns - p->ns0;
+		est += with_unmeasured(v, p->cnt - p->cnt0, p->ns - p->ns0, window);
+		runs += p->cnt - p->cnt0;
+		if (p->group >= 0) {
+			g_loaded[p->group] = true;
+			g_cnt[p->group] += p->cnt - p->cnt0;
+			g_ns[p->group] += p->ns - p->ns0;
+		}
+	}
+	json_key(j, "overhead");
+	json_begin_object(j);
+	json_string(j, "stats", src_names[v->src]);
+	if (v->stats_error[0] && v->src == STATS_OFF)
+		json_string(j, "stats_error", v->stats_error);
+	else
+		json_null(j, "stats_error");
+	json_int(j, "online_cpus", v->online_cpus);
+	json_uint(j, "window_ns", window);
+	json_uint(j, "stats_every", v->stats_every);
+	json_uint(j, "measured_ns", v->src == STATS_OFF ? 0 : v->measured_ns);
+	json_uint(j, "measured_bpf_ns", measured);
+	json_uint(j, "bpf_ns", est);
+	json_share(v, j, "cpu_share", est, window);
+	json_uint(j, "observed_ns", v->observed_ns);
+	json_share(v, j, "cpu_share_observed", est, v->observed_ns);
+	json_stats_clock(v, j, runs, measured, window);
+	json_double(j, "max_overhead_pct", v->max_share * 100);
+	json_uint(j, "max_pause_ns", v->max_pause_ns);
+	json_key(j, "core_groups");
+	json_begin_array(j);
+	for (i = 0; i < NR_GROUPS; i++)
+		if (overhead_group_core(i))
+			json_value_string(j, probe_groups[i].name);
+	json_end_array(j);
+	json_key(j, "per_program");
+	json_begin_array(j);
+	for (i = 0; i < v->nr_progs; i++) {
+		const struct rec_prog_stat *p = &v->progs[i];
+
+		json_begin_object(j);
+		json_string(j, "name", p->name);
+		json_uint(j, "id", p->id);
+		if (p->group >= 0)
+			json_string(j, "group", probe_groups[p->group].name);
+		else
+			json_null(j, "group");
+		json_runs_est(v, j, p->cnt - p->cnt0, p->ns - p->ns0, window);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_key(j, "per_group");
+	json_begin_array(j);
+	for (i = 0; i < NR_GROUPS; i++) {
+		if (!g_loaded[i])
+			continue;
+		json_begin_object(j);
+		json_string(j, "name", probe_groups[i].name);
+		json_runs_est(v, j, g_cnt[i], g_ns[i], window);
+		json_bool(j, "core", overhead_group_core(i));
+		json_bool(j, "shed", v->group_shed[i]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	user = window ? ru_ns(&v->ru_end) - ru_ns(&v->ru_start) : 0;
+	json_key(j, "user");
+	json_begin_object(j);
+	json_uint(j, "cpu_ns", user);
+	json_uint(j, "user_ns", window ? tv_ns(&v->ru_end.ru_utime) - tv_ns(&v->ru_start.ru_utime) : 0);
+	json_uint(j, "system_ns", window ? tv_ns(&v->ru_end.ru_stime) - tv_ns(&v->ru_start.ru_stime) : 0);
+	json_double(j, "cpu_share", share_of(v, user, window));
+	json_end_object(j);
+	json_key(j, "shed");
+	json_begin_array(j);
+	for (i = 0; i < v->nr_shed; i++) {
+		json_begin_object(j);
+		json_uint(j, "t_ns", v->shed[i].t_ns);
+		json_uint(j, "after_ns", v->shed[i].t_ns - v->start_mono);
+		json_string(j, "kind", v->shed[i].kind);
+		json_string(j, "what", v->shed[i].what);
+		json_double(j, "share_before", v->shed[i].share_before);
+		if (v->shed[i].pause_ns)
+			json_uint(j, "pause_ns", v->shed[i].pause_ns);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_bool(j, "detached", v->detached);
+	json_end_object(j);
+}
+
+void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 now, __u64 observed,
+			    bool reread)
+{
+	__u64 total = 0, window = now > v->mark_mono ? now - v->mark_mono : 0, user;
+	struct rusage ru;
+	int i;
+
+	if (reread)
+		read_progs(v);
+	if (reread || !v->end_mono)
+		getrusage(RUSAGE_SELF, &ru);
+	else
+		ru = v->ru_end;
+	for (i = 0; i < v->nr_progs; i++) {
+		struct rec_prog_stat *p = &v->progs[i];
+
+		total += p->ns - p->mark_ns;
+		p->mark_ns = p->ns;
+		p->mark_cnt = p->cnt;
+	}
+	user = ru_ns(&ru) - ru_ns(&v->ru_mark);
+	json_key(j, "overhead");
+	json_begin_object(j);
+	json_uint(j, "bpf_ns", total);
+	json_share(v, j, "cpu_share", total, window);
+	json_share(v, j, "cpu_share_observed", total, observed);
+	json_uint(j, "user_cpu_ns", user);
+	json_double(j, "user_cpu_share", share_of(v, user, window));
+	json_end_object(j);
+	v->mark_mono = now;
+	v->ru_mark = ru;
+}

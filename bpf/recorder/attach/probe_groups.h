@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The probe groups and attach kinds by number: what probe.c's table and the
+ * alternatives table (alternatives.c) are indexed by. */
+#ifndef LOCKSCOPE_RECORD_PROBE_GROUPS_H
+#define LOCKSCOPE_RECORD_PROBE_GROUPS_H
+
+enum rec_attach {
+	ATTACH_TP_BTF,
+	ATTACH_RAW_TP,
+	ATTACH_TRACEPOINT,
+	ATTACH_FENTRY,
+	ATTACH_KPROBE,
+	NR_ATTACH,
+};
+
+enum rec_group_id {
+	GROUP_LOCK,
+	GROUP_LOCK_SLOWPATH,
+	GROUP_DIO,
+	GROUP_DIO_MAP,
+	GROUP_XFS_ILOCK,
+	GROUP_XFS_ALLOC,
+	GROUP_XFS_BUFFERED,
+	GROUP_EXT4_MAP,
+	GROUP_EXT4_EXTENT,
+	GROUP_EXT4_BUFFERED,
+	GROUP_SYSCALLS,
+	GROUP_SCHED,
+	GROUP_BLOCK,
+	GROUP_JBD2,
+	GROUP_EXT4_WRITE_ENTRY,
+	GROUP_HOLDERS,
+	GROUP_RELEASERS,
+	NR_GROUPS,
+};
+
+#define GROUP_MAX_TPS 5
+
+#endif
