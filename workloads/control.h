@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "files.h"
-#include "jobset.h"
-#include "worker.h"
+#include "io/files.h"
+#include "io/worker.h"
+#include "job/jobset.h"
 
 /* One second of the timed phase (the last one may be shorter). */
 struct series_point {

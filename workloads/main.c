@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "control.h"
-#include "files.h"
-#include "jobset.h"
-#include "options.h"
-#include "parse_dump.h"
-#include "report.h"
-#include "validate.h"
-#include "verify.h"
+#include "io/files.h"
+#include "io/verify.h"
+#include "job/jobset.h"
+#include "job/options.h"
+#include "job/parse_dump.h"
+#include "job/validate.h"
+#include "report/report.h"
 
 static const char usage_head[] =
 "usage: lockscope-load [options] [jobfile ...]\n"
