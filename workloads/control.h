@@ -48,7 +48,7 @@ struct run {
 };
 
 /* Set by the signal handler; every thread polls it. */
-extern volatile int load_stop;
+extern volatile int control_stop;
 
 void control_install_signals(void);
 

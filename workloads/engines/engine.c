@@ -10,4 +10,4 @@ const struct engine_ops *const engine_registry[] = { ENGINE_LIST(ENGINE_OPS) };
 #define ENGINE_VALUE(id, name) { name, ENGINE_##id },
 const struct opt_value engine_values[] = { ENGINE_LIST(ENGINE_VALUE) { NULL, 0 } };
 
-const int engine_default = ENGINE_psync;
+const int engine_default = ENGINE_sync_psync;

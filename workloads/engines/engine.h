@@ -43,7 +43,7 @@ struct engine_ops {
 
 /* Every engine, in registry order: (ops suffix, the name users give). */
 #define ENGINE_LIST(X)			\
-	X(psync, "psync")		\
+	X(sync_psync, "psync")	\
 	X(sync, "sync")			\
 	X(io_uring, "io_uring")		\
 	X(libaio, "libaio")

@@ -77,7 +77,7 @@ static void sync_cleanup(struct engine *e)
 	e->priv = NULL;
 }
 
-const struct engine_ops engine_psync = {
+const struct engine_ops engine_sync_psync = {
 	.help = "pread/pwrite, one I/O at a time per thread",
 	.init = sync_init,
 	.queue = psync_queue,

@@ -62,8 +62,8 @@ static struct lfile *fileset_get(struct fileset *fs, const char *path, bool add)
 	return lf;
 }
 
-unsigned job_regions(const struct job_opts *j, unsigned clone, struct fileset *fs,
-		     struct file_region *out, unsigned cap)
+unsigned files_regions(const struct job_opts *j, unsigned clone, struct fileset *fs,
+		       struct file_region *out, unsigned cap)
 {
 	unsigned n = j->filename ? 1 : j->nrfiles;
 	char path[PATH_MAX];
@@ -156,14 +156,15 @@ static int plan_job(struct job_opts *j, struct fileset *fs, char *err, size_t er
 			if (j->layout != LAYOUT_AUTO) {
 				if (lf->layout_explicit && lf->layout != j->layout) {
 					snprintf(err, errlen, "jobs ask for different layouts of %s "
-						 "(%s and %s)", path, layout_name(lf->layout),
-						 layout_name(j->layout));
+						 "(%s and %s)", path,
+						 options_layout_name(lf->layout),
+						 options_layout_name(j->layout));
 					return -1;
 				}
 				lf->layout = j->layout;
 				lf->layout_explicit = true;
 			}
-			if (opt_is_set(j, "fallocate") || !lf->writes)
+			if (options_is_set(j, "fallocate") || !lf->writes)
 				lf->falloc = j->fallocate;
 			lf->writes |= job_writes(j);
 			lf->reads |= job_reads(j);
@@ -266,7 +267,7 @@ static int decide(struct lfile *lf, char *err, size_t errlen)
 	if (lf->is_blockdev) {
 		if (lf->layout_explicit) {
 			snprintf(err, errlen, "%s is a block device: layout=%s needs a regular "
-				 "file", lf->path, layout_name(lf->layout));
+				 "file", lf->path, options_layout_name(lf->layout));
 			return -1;
 		}
 		if (lf->region_end > lf->old_size) {
@@ -286,7 +287,7 @@ static int decide(struct lfile *lf, char *err, size_t errlen)
 		if (lf->layout == LAYOUT_FALLOCATED &&
 		    (lf->falloc == FALLOC_NONE || lf->falloc == FALLOC_TRUNCATE)) {
 			snprintf(err, errlen, "layout=fallocated needs fallocate=native, posix or "
-				 "keep (not %s)", falloc_name(lf->falloc));
+				 "keep (not %s)", options_falloc_name(lf->falloc));
 			return -1;
 		}
 		return 0;
@@ -368,8 +369,8 @@ static int check_space(struct fileset *fs, char *err, size_t errlen)
 		if (need > avail) {
 			snprintf(dir, sizeof(dir), "%s", lf->path);
 			snprintf(err, errlen, "not enough space in %s: the jobs need %s, %s is free",
-				 dirname(dir), human_bytes(need, a, sizeof(a)),
-				 human_bytes(avail, b, sizeof(b)));
+				 dirname(dir), values_format_bytes(need, a, sizeof(a)),
+				 values_format_bytes(avail, b, sizeof(b)));
 			return -1;
 		}
 	}
@@ -388,7 +389,7 @@ static int check_alignment(const struct job_opts *j, struct fileset *fs,
 	uint64_t dio_align = 512, fs_block = 4096;
 	const char *probe;
 
-	if (!job_regions(j, 0, fs, r, 1) || !r[0].lf)
+	if (!files_regions(j, 0, fs, r, 1) || !r[0].lf)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s", r[0].lf->path);
 	probe = r[0].lf->existed ? r[0].lf->path : dirname(dir);

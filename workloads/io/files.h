@@ -57,21 +57,15 @@ struct file_region {
 };
 
 /* The files of thread `clone` of job `j`: nrfiles regions into out (capacity cap). */
-unsigned job_regions(const struct job_opts *j, unsigned clone, struct fileset *fs,
-		     struct file_region *out, unsigned cap);
+unsigned files_regions(const struct job_opts *j, unsigned clone, struct fileset *fs,
+		       struct file_region *out, unsigned cap);
 
 /* Builds the file list from the jobs and checks, without changing anything,
  * that the run may go ahead: ownership, sizes, free space, alignment.
  * Returns 0, or -1 with a one-line reason in err (exit 2). */
 int files_plan(struct jobset *js, struct fileset *fs, char *err, size_t errlen);
 
-/* Creates, marks and lays out the files as planned (before the timed phase).
- * Returns 0, or -1 with err (exit 1). Stops early, returning 1, if *stop is set. */
-int files_layout(struct fileset *fs, const struct jobset *js, volatile int *stop,
-		 char *err, size_t errlen);
-
 /* Deletes the files that unlink=1 asked for and that lockscope-load made. */
 void files_unlink(struct fileset *fs);
-
 
 #endif

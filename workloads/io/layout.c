@@ -15,7 +15,8 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
-#include "io/files.h"
+#include "io/layout.h"
+#include "job/options.h"
 #include "io/rng.h"
 #include "io/verify.h"
 
@@ -191,7 +192,7 @@ static void drop_cache(const struct lfile *lf)
 	}
 }
 
-int files_layout(struct fileset *fs, const struct jobset *js, volatile int *stop,
+int layout_files(struct fileset *fs, const struct jobset *js, volatile int *stop,
 		 char *err, size_t errlen)
 {
 	bool invalidate = false;
@@ -213,7 +214,7 @@ int files_layout(struct fileset *fs, const struct jobset *js, volatile int *stop
 		}
 		if (lay_out_one(lf, seed ^ (i * 0x9e3779b97f4a7c15ULL), stop, err, errlen))
 			return -1;
-		lf->layout_done = layout_name(lf->layout);
+		lf->layout_done = options_layout_name(lf->layout);
 		lf->layout_ns = mono_ns() - t0;
 	}
 	return *stop ? 1 : 0;

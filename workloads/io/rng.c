@@ -3,7 +3,8 @@
 #include <time.h>
 #include "io/rng.h"
 
-uint64_t splitmix64(uint64_t *state)
+/* seeds the generator's state words (Vigna's recommendation) */
+static uint64_t splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 

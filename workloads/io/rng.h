@@ -37,8 +37,6 @@ static inline uint64_t rng_below(struct rng *r, uint64_t n)
 	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
 }
 
-uint64_t splitmix64(uint64_t *state);
-
 /* A seed from the clock and the kernel, for randrepeat=0. */
 uint64_t rng_entropy(void);
 

@@ -123,10 +123,10 @@ void verify_account(struct verify_stats *v, int fd, const void *buf, uint32_t le
 			v->unwritten++;
 			return;
 		}
-		verify_note_mismatch(v, offset, "all zeros in a written block");
+		stats_verify_mismatch(v, offset, "all zeros in a written block");
 		return;
 	default:
-		verify_note_mismatch(v, offset, reason);
+		stats_verify_mismatch(v, offset, reason);
 	}
 }
 
@@ -161,7 +161,7 @@ int verify_file(struct lfile *lf, volatile int *stop)
 			if ((uint64_t)got < (k + 1) * lf->grid_bs) {
 				/* past the end of the file: nothing there to check */
 				lf->verify_result.blocks++;
-				verify_note_mismatch(&lf->verify_result, boff, "short read (file "
+				stats_verify_mismatch(&lf->verify_result, boff, "short read (file "
 						     "ends before the block)");
 				continue;
 			}

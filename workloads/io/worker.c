@@ -38,7 +38,7 @@ static int setup_files(struct worker *w)
 {
 	struct job_opts *j = w->job;
 	struct file_region regs[MAX_FILES_PER_THREAD];
-	unsigned n = job_regions(j, w->clone, w->run->fs, regs, MAX_FILES_PER_THREAD);
+	unsigned n = files_regions(j, w->clone, w->run->fs, regs, MAX_FILES_PER_THREAD);
 
 	w->files = calloc(n, sizeof(*w->files));
 	if (!w->files)
@@ -66,7 +66,7 @@ static int setup_files(struct worker *w)
 static void seed_rngs(struct worker *w)
 {
 	const struct job_opts *j = w->job;
-	uint64_t base = (j->randrepeat || opt_is_set(j, "randseed")) ? j->randseed
+	uint64_t base = (j->randrepeat || options_is_set(j, "randseed")) ? j->randseed
 								      : rng_entropy();
 	uint64_t t = (uint64_t)w->index + 1;
 
@@ -150,7 +150,7 @@ static void begin_timed(struct worker *w, uint64_t t)
 {
 	struct rusage ru;
 
-	thread_stats_reset(&w->st);
+	stats_thread_reset(&w->st);
 	w->st.start_ns = t;
 	w->in_ramp = false;
 	getrusage(RUSAGE_THREAD, &ru);

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "job/jobset.h"
+#include "job/cmdline.h"
+#include "job/jobfile.h"
 #include "job/options.h"
 
 struct pending {
@@ -18,7 +19,7 @@ struct pending {
 static int apply_pending(const struct pending *p, struct job_opts *job,
 			 char *err, size_t errlen)
 {
-	return opt_apply(p->d, job, NULL, p->val, err, errlen);
+	return options_apply(p->d, job, NULL, p->val, err, errlen);
 }
 
 int cmdline_parse(int argc, char **argv, struct prog_opts *prog, struct jobset *js,
@@ -51,7 +52,7 @@ int cmdline_parse(int argc, char **argv, struct prog_opts *prog, struct jobset *
 			goto out;
 		}
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		d = opt_find(name);
+		d = options_find(name);
 		if (!d) {
 			snprintf(err, errlen, "unknown option '--%s'", name);
 			goto out;
@@ -61,7 +62,7 @@ int cmdline_parse(int argc, char **argv, struct prog_opts *prog, struct jobset *
 		else if (d->type != OPT_BOOL && d->type != OPT_BOOL_INV && i + 1 < argc)
 			val = argv[++i];
 		if (d->scope == SCOPE_PROG) {
-			if (opt_apply(d, NULL, prog, val, err, errlen))
+			if (options_apply(d, NULL, prog, val, err, errlen))
 				goto out;
 			continue;
 		}

@@ -7,7 +7,7 @@
 
 void job_opts_defaults(struct job_opts *o)
 {
-	opts_defaults(o, NULL);
+	options_defaults(o, NULL);
 }
 
 static char *dup_or_null(const char *s)

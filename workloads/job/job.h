@@ -133,9 +133,4 @@ static inline bool job_reads(const struct job_opts *o)
 	return o->verify_only || rw_reads(o->rw);
 }
 
-/* The name users give for an enum value (from the option table). */
-const char *rw_name(int rw);
-const char *layout_name(int layout);
-const char *falloc_name(int mode);
-
 #endif

@@ -7,20 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "job/jobset.h"
+#include "job/jobfile.h"
 #include "job/options.h"
-
-struct job_opts *jobset_add(struct jobset *js, const struct job_opts *base)
-{
-	struct job_opts *j;
-
-	if (js->njobs >= MAX_JOBS)
-		return NULL;
-	j = &js->jobs[js->njobs++];
-	job_opts_copy(j, base);
-	return j;
-}
-
 
 static char *trim(char *s)
 {
@@ -81,7 +69,7 @@ static int apply_line(struct job_opts *job, const char *path, int lineno, char *
 		val = trim(eq + 1);
 	}
 	key = trim(key);
-	d = opt_find(key);
+	d = options_find(key);
 	if (!d) {
 		snprintf(err, errlen, "%s:%d: unknown option '%s'", path, lineno, key);
 		return -1;
@@ -103,7 +91,7 @@ static int apply_line(struct job_opts *job, const char *path, int lineno, char *
 		}
 		val = expanded;
 	}
-	if (opt_apply(d, job, NULL, val, msg, sizeof(msg))) {
+	if (options_apply(d, job, NULL, val, msg, sizeof(msg))) {
 		snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
 		return -1;
 	}

@@ -17,15 +17,4 @@ struct jobset {
 /* Adds a copy of base as a new job; returns it, or NULL when full. */
 struct job_opts *jobset_add(struct jobset *js, const struct job_opts *base);
 
-/* Parses one fio job file, starting each [global] and job from *base.
- * On error fills err ("FILE:LINE: ...") and returns -1. */
-int jobfile_parse(const char *path, const struct job_opts *base, struct jobset *js,
-		  char *err, size_t errlen);
-
-/* Parses argv (fio's syntax: options before the first --name are global
- * defaults, positional arguments are job files). Fills prog and js. */
-int cmdline_parse(int argc, char **argv, struct prog_opts *prog, struct jobset *js,
-		  char *err, size_t errlen);
-
-
 #endif

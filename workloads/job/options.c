@@ -54,7 +54,7 @@ static int parse_rwmixwrite(struct job_opts *o, const char *val, char *err, size
 {
 	uint64_t v;
 
-	if (parse_uint64(val, &v) || v > 100) {
+	if (values_parse_uint64(val, &v) || v > 100) {
 		snprintf(err, len, "bad value '%s' for rwmixwrite: expected 0..100", val ? val : "");
 		return -1;
 	}
@@ -67,7 +67,7 @@ static int parse_dsync(struct job_opts *o, const char *val, char *err, size_t le
 {
 	bool b;
 
-	if (parse_bool(val, &b)) {
+	if (values_parse_bool(val, &b)) {
 		snprintf(err, len, "bad value '%s' for dsync: expected 0 or 1", val);
 		return -1;
 	}
@@ -101,7 +101,7 @@ bad:
 	return -1;
 }
 
-const struct opt_def opt_table[] = {
+const struct opt_def options_table[] = {
 	/* job identity and files */
 	{ "name", NULL, OPT_STR, JOB(name),
 	  .help = "job name; on the command line it starts a new job (as in fio)" },
@@ -226,7 +226,7 @@ const struct opt_def opt_table[] = {
 	{ "version", NULL, OPT_BOOL, PROG(version), .help = "print the version" },
 };
 
-const size_t opt_count = sizeof(opt_table) / sizeof(opt_table[0]);
+const size_t options_count = sizeof(options_table) / sizeof(options_table[0]);
 
 static bool name_eq(const char *a, const char *b)
 {
@@ -239,10 +239,10 @@ static bool name_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
-const struct opt_def *opt_find(const char *name)
+const struct opt_def *options_find(const char *name)
 {
-	for (size_t i = 0; i < opt_count; i++) {
-		const struct opt_def *d = &opt_table[i];
+	for (size_t i = 0; i < options_count; i++) {
+		const struct opt_def *d = &options_table[i];
 
 		if (name_eq(name, d->name) || (d->alias && name_eq(name, d->alias)))
 			return d;
@@ -250,19 +250,19 @@ const struct opt_def *opt_find(const char *name)
 	return NULL;
 }
 
-size_t opt_index(const struct opt_def *d)
+size_t options_index(const struct opt_def *d)
 {
-	return (size_t)(d - opt_table);
+	return (size_t)(d - options_table);
 }
 
-bool opt_is_set(const struct job_opts *o, const char *name)
+bool options_is_set(const struct job_opts *o, const char *name)
 {
-	const struct opt_def *d = opt_find(name);
+	const struct opt_def *d = options_find(name);
 	size_t i;
 
 	if (!d)
 		return false;
-	i = opt_index(d);
+	i = options_index(d);
 	return o->set_mask[i / 64] & (1ULL << (i % 64));
 }
 
@@ -285,7 +285,7 @@ static int store_number(const struct opt_def *d, const char *val, void *dst, cha
 
 	switch (d->type) {
 	case OPT_UINT:
-		if (parse_uint64(val, &u) || u < d->min || (d->max && u > d->max)) {
+		if (values_parse_uint64(val, &u) || u < d->min || (d->max && u > d->max)) {
 			if (d->max)
 				snprintf(err, errlen, "bad value '%s' for %s: expected an integer "
 					 "%llu..%llu", val, d->name, (unsigned long long)d->min,
@@ -301,7 +301,7 @@ static int store_number(const struct opt_def *d, const char *val, void *dst, cha
 			*(unsigned *)dst = (unsigned)u;
 		return 0;
 	case OPT_SIZE:
-		if (parse_size(val, &u) || u < d->min || (d->max && u > d->max)) {
+		if (values_parse_size(val, &u) || u < d->min || (d->max && u > d->max)) {
 			snprintf(err, errlen, "bad value '%s' for %s: expected a size like 4k, "
 				 "64k, 1m, 2g%s", val, d->name, d->min ? " (not 0)" : "");
 			return -1;
@@ -309,7 +309,7 @@ static int store_number(const struct opt_def *d, const char *val, void *dst, cha
 		*(uint64_t *)dst = u;
 		return 0;
 	default: /* OPT_TIME */
-		if (parse_time_us(val, &u)) {
+		if (values_parse_time_us(val, &u)) {
 			snprintf(err, errlen, "bad value '%s' for %s: expected seconds, or a "
 				 "time like 500ms, 2m", val, d->name);
 			return -1;
@@ -359,7 +359,7 @@ static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_
 		return 0;
 	case OPT_BOOL:
 	case OPT_BOOL_INV:
-		if (parse_bool(val, &b)) {
+		if (values_parse_bool(val, &b)) {
 			snprintf(err, errlen, "bad value '%s' for %s: expected 0 or 1", val, d->name);
 			return -1;
 		}
@@ -377,13 +377,13 @@ static int opt_store(const struct opt_def *d, struct job_opts *job, struct prog_
 	return 0;
 }
 
-int opt_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
-	      const char *val, char *err, size_t errlen)
+int options_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
+		  const char *val, char *err, size_t errlen)
 {
 	if (opt_store(d, job, prog, val, err, errlen))
 		return -1;
 	if (d->scope == SCOPE_JOB) {
-		size_t i = opt_index(d);
+		size_t i = options_index(d);
 
 		job->set_mask[i / 64] |= 1ULL << (i % 64);
 		job_opts_remember(job, d->name, val ? val : "1");
@@ -405,10 +405,10 @@ static const char *type_hint(const struct opt_def *d)
 	return "";
 }
 
-void opt_print_help(FILE *f)
+void options_print_help(FILE *f)
 {
-	for (size_t i = 0; i < opt_count; i++) {
-		const struct opt_def *d = &opt_table[i];
+	for (size_t i = 0; i < options_count; i++) {
+		const struct opt_def *d = &options_table[i];
 		char head[64], list[256];
 
 		snprintf(head, sizeof(head), "--%s%s", d->name, type_hint(d));
@@ -425,7 +425,7 @@ void opt_print_help(FILE *f)
 	}
 }
 
-void opts_defaults(struct job_opts *job, struct prog_opts *prog)
+void options_defaults(struct job_opts *job, struct prog_opts *prog)
 {
 	char err[256];
 
@@ -433,8 +433,8 @@ void opts_defaults(struct job_opts *job, struct prog_opts *prog)
 		memset(job, 0, sizeof(*job));
 	if (prog)
 		memset(prog, 0, sizeof(*prog));
-	for (size_t i = 0; i < opt_count; i++) {
-		const struct opt_def *d = &opt_table[i];
+	for (size_t i = 0; i < options_count; i++) {
+		const struct opt_def *d = &options_table[i];
 
 		if (!d->def || !(d->scope == SCOPE_JOB ? (void *)job : (void *)prog))
 			continue;
@@ -453,12 +453,12 @@ static const char *value_name(const struct opt_value *v, int val)
 	return "?";
 }
 
-const char *rw_name(int rw)
+const char *options_rw_name(int rw)
 {
 	return value_name(rw_values, rw);
 }
 
-const char *layout_name(int layout)
+const char *options_layout_name(int layout)
 {
 	/* States the engine finds but users cannot ask for. */
 	if (layout == LAYOUT_EMPTY)
@@ -468,7 +468,7 @@ const char *layout_name(int layout)
 	return value_name(layout_values, layout);
 }
 
-const char *falloc_name(int mode)
+const char *options_falloc_name(int mode)
 {
 	return value_name(falloc_values, mode);
 }

@@ -38,27 +38,32 @@ struct opt_def {
 	int (*parse)(struct job_opts *o, const char *val, char *err, size_t errlen);
 	const char *help;
 	const char *def;	/* default in the option's own syntax: applied by
-				 * opts_defaults() and shown by --help; NULL = 0 */
+				 * options_defaults() and shown by --help; NULL = 0 */
 };
 
-extern const struct opt_def opt_table[];
-extern const size_t opt_count;
+extern const struct opt_def options_table[];
+extern const size_t options_count;
 
 /* The row for a name ('-' and '_' are the same), or NULL. */
-const struct opt_def *opt_find(const char *name);
-size_t opt_index(const struct opt_def *d);
+const struct opt_def *options_find(const char *name);
+size_t options_index(const struct opt_def *d);
 
 /* Applies one value. On error fills err with one line naming the option and
  * returns -1. val is NULL for a bare option (e.g. --time_based). */
-int opt_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
-	      const char *val, char *err, size_t errlen);
+int options_apply(const struct opt_def *d, struct job_opts *job, struct prog_opts *prog,
+		  const char *val, char *err, size_t errlen);
 
-bool opt_is_set(const struct job_opts *o, const char *name);
+bool options_is_set(const struct job_opts *o, const char *name);
 
 /* Every option of that scope at its default (the table's .def); job or prog
  * may be NULL for the other scope. */
-void opts_defaults(struct job_opts *job, struct prog_opts *prog);
+void options_defaults(struct job_opts *job, struct prog_opts *prog);
 
-void opt_print_help(FILE *f);
+void options_print_help(FILE *f);
+
+/* The name users give for an enum value (from the option table). */
+const char *options_rw_name(int rw);
+const char *options_layout_name(int layout);
+const char *options_falloc_name(int mode);
 
 #endif

@@ -4,6 +4,7 @@
  * checking a job file. */
 #include <stdio.h>
 #include "engines/engine.h"
+#include "job/options.h"
 #include "job/parse_dump.h"
 #include "json_out.h"
 
@@ -33,7 +34,7 @@ static void job_dump(struct json_out *j, const struct job_opts *o)
 	if (o->directory)
 		json_string(j, "directory", o->directory);
 	json_uint(j, "nrfiles", o->nrfiles);
-	json_string(j, "rw", rw_name(o->rw));
+	json_string(j, "rw", options_rw_name(o->rw));
 	json_uint(j, "rwmixread", o->rwmixread);
 	json_uint(j, "bs", o->bs);
 	json_uint(j, "size", o->size);
@@ -50,7 +51,7 @@ static void job_dump(struct json_out *j, const struct job_opts *o)
 	json_string(j, "sync", sync_name(o->sync));
 	json_uint(j, "fsync", o->fsync_every);
 	json_uint(j, "fdatasync", o->fdatasync_every);
-	json_string(j, "fallocate", falloc_name(o->fallocate));
+	json_string(j, "fallocate", options_falloc_name(o->fallocate));
 	json_bool(j, "randrepeat", o->randrepeat);
 	json_uint(j, "randseed", o->randseed);
 	json_bool(j, "norandommap", o->norandommap);
@@ -58,7 +59,7 @@ static void job_dump(struct json_out *j, const struct job_opts *o)
 	json_bool(j, "group_reporting", o->group_reporting);
 	json_string(j, "verify", o->verify == VERIFY_PATTERN ? "pattern" : "none");
 	json_bool(j, "verify_only", o->verify_only);
-	json_string(j, "layout", layout_name(o->layout));
+	json_string(j, "layout", options_layout_name(o->layout));
 	json_uint(j, "unaligned", o->unaligned);
 	json_uint(j, "continue_on_error", (uint64_t)o->continue_on_error);
 	json_key(j, "percentiles");

@@ -36,7 +36,7 @@ static int validate_job(struct job_opts *j, char *err, size_t errlen)
 	}
 	if (j->layout == LAYOUT_APPEND && j->rw != RW_WRITE) {
 		snprintf(err, errlen, "unsupported value '%s' for rw with layout=append: "
-			 "appends are sequential writes (rw=write)", rw_name(j->rw));
+			 "appends are sequential writes (rw=write)", options_rw_name(j->rw));
 		return -1;
 	}
 	if (j->verify_only && j->verify != VERIFY_PATTERN) {
@@ -45,7 +45,7 @@ static int validate_job(struct job_opts *j, char *err, size_t errlen)
 	}
 	if (j->verify_only && j->layout != LAYOUT_AUTO) {
 		snprintf(err, errlen, "option 'verify_only' reads existing files: it cannot "
-			 "take layout=%s", layout_name(j->layout));
+			 "take layout=%s", options_layout_name(j->layout));
 		return -1;
 	}
 	if (j->verify == VERIFY_PATTERN && j->bs < VERIFY_MIN_BS) {

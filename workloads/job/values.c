@@ -9,7 +9,7 @@
 #include <strings.h>
 #include "job/values.h"
 
-int parse_uint64(const char *s, uint64_t *out)
+int values_parse_uint64(const char *s, uint64_t *out)
 {
 	char *end;
 
@@ -50,7 +50,7 @@ static int size_mult(const char *suf, uint64_t *mult)
 	return 0;
 }
 
-int parse_size(const char *s, uint64_t *out)
+int values_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	uint64_t v, mult;
@@ -69,7 +69,7 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int parse_time_us(const char *s, uint64_t *out)
+int values_parse_time_us(const char *s, uint64_t *out)
 {
 	static const struct { const char *suf; double us; } units[] = {
 		{ "", 1e6 }, { "s", 1e6 }, { "sec", 1e6 }, { "us", 1 }, { "usec", 1 },
@@ -98,7 +98,7 @@ int parse_time_us(const char *s, uint64_t *out)
 	return -1;
 }
 
-int parse_bool(const char *s, bool *out)
+int values_parse_bool(const char *s, bool *out)
 {
 	uint64_t v;
 
@@ -114,13 +114,13 @@ int parse_bool(const char *s, bool *out)
 		*out = false;
 		return 0;
 	}
-	if (parse_uint64(s, &v))
+	if (values_parse_uint64(s, &v))
 		return -1;
 	*out = v != 0;
 	return 0;
 }
 
-const char *human_bytes(uint64_t v, char *buf, unsigned len)
+const char *values_format_bytes(uint64_t v, char *buf, unsigned len)
 {
 	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double d = (double)v;

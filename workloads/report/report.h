@@ -26,10 +26,10 @@ struct job_entry {
 };
 
 /* One entry per thread, or one for the whole run with group_reporting. */
-unsigned report_entries(const struct run *r, struct job_entry **out);
+unsigned report_group_entries(const struct run *r, struct job_entry **out);
 
 /* Whole-run totals over all threads. */
-void report_totals(const struct run *r, struct thread_stats *tot);
+void report_group_totals(const struct run *r, struct thread_stats *tot);
 
 int report_json(FILE *f, const struct run *r);
 int report_text(FILE *f, const struct run *r);

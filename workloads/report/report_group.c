@@ -46,7 +46,7 @@ static void fill_entry(const struct run *r, struct job_entry *e)
 		const struct thread_stats *s = &r->workers[i].st;
 		uint64_t rt = stats_runtime_ns(s);
 
-		thread_stats_merge(&e->st, s);
+		stats_thread_merge(&e->st, s);
 		e->job_runtime_ns += rt;
 		for (int d = 0; d < DDIR_NR; d++)
 			if (s->dir[d].ios && rt > e->runtime_ns[d])
@@ -58,7 +58,7 @@ static void fill_entry(const struct run *r, struct job_entry *e)
 	}
 }
 
-unsigned report_entries(const struct run *r, struct job_entry **out)
+unsigned report_group_entries(const struct run *r, struct job_entry **out)
 {
 	bool group = false;
 	unsigned n;
@@ -79,7 +79,7 @@ unsigned report_entries(const struct run *r, struct job_entry **out)
 		e[k].job = r->nworkers ? r->workers[e[k].first].job : &r->js->jobs[0];
 		fill_entry(r, &e[k]);
 	}
-	report_totals(r, &tot);
+	report_group_totals(r, &tot);
 	for (unsigned k = 0; k < n; k++) {
 		for (int d = 0; d < DDIR_NR; d++)
 			e[k].bw_agg[d] = tot.dir[d].bytes ?
@@ -89,9 +89,9 @@ unsigned report_entries(const struct run *r, struct job_entry **out)
 	return n;
 }
 
-void report_totals(const struct run *r, struct thread_stats *tot)
+void report_group_totals(const struct run *r, struct thread_stats *tot)
 {
 	memset(tot, 0, sizeof(*tot));
 	for (unsigned i = 0; i < r->nworkers; i++)
-		thread_stats_merge(tot, &r->workers[i].st);
+		stats_thread_merge(tot, &r->workers[i].st);
 }

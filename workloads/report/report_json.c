@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include "clock.h"
+#include "job/options.h"
 #include "json_out.h"
 #include "report/report.h"
 
@@ -260,7 +261,7 @@ static void files_json(struct json_out *j, const struct run *r)
 		json_string(j, "path", lf->path);
 		json_string(j, "layout", lf->layout_done ? lf->layout_done : "none");
 		if (lf->layout == LAYOUT_FALLOCATED)
-			json_string(j, "fallocate", falloc_name(lf->falloc));
+			json_string(j, "fallocate", options_falloc_name(lf->falloc));
 		json_uint(j, "region_bytes", lf->region_end);
 		json_bool(j, "created", lf->created);
 		json_bool(j, "made_by_lockscope_load", lf->ours);
@@ -306,7 +307,7 @@ static void lockscope_json(struct json_out *j, const struct run *r)
 	bool any_verify = false;
 	uint64_t dur = r->timed_end_ns > r->timed_start_ns ? r->timed_end_ns - r->timed_start_ns : 0;
 
-	report_totals(r, &tot);
+	report_group_totals(r, &tot);
 	memset(&v, 0, sizeof(v));
 	json_key(j, "lockscope");
 	json_begin_object(j);
@@ -334,11 +335,11 @@ static void lockscope_json(struct json_out *j, const struct run *r)
 	series_json(j, r);
 	files_json(j, r);
 	/* reads verified during the run, and verify passes over whole files */
-	verify_stats_merge(&v, &tot.verify);
+	stats_verify_merge(&v, &tot.verify);
 	any_verify = tot.verify.blocks > 0;
 	for (unsigned i = 0; i < r->fs->n; i++) {
 		if (r->fs->files[i].verified) {
-			verify_stats_merge(&v, &r->fs->files[i].verify_result);
+			stats_verify_merge(&v, &r->fs->files[i].verify_result);
 			any_verify = true;
 		}
 	}
@@ -355,7 +356,7 @@ int report_json(FILE *f, const struct run *r)
 {
 	struct json_out j = JSON_OUT_INIT(f);
 	struct job_entry *e;
-	unsigned n = report_entries(r, &e);
+	unsigned n = report_group_entries(r, &e);
 	uint64_t now_real = clock_ns(CLOCK_REALTIME);
 	time_t secs = (time_t)(now_real / 1000000000ULL);
 	char when[64];
@@ -378,28 +379,4 @@ int report_json(FILE *f, const struct run *r)
 	fputc('\n', f);
 	free(e);
 	return ferror(f) ? -1 : 0;
-}
-
-void report_status(const struct run *r, double elapsed_s, double iops, double bw_bytes,
-		   uint64_t total_ios)
-{
-	if (r->prog->output_format == OUTFMT_JSON) {
-		struct json_out j = JSON_OUT_INIT(stderr);
-
-		json_begin_object(&j);
-		json_key(&j, "status");
-		json_begin_object(&j);
-		json_double(&j, "elapsed_s", round(elapsed_s * 1000) / 1000);
-		json_double(&j, "iops", round(iops * 10) / 10);
-		json_uint(&j, "bw_bytes", (uint64_t)llround(bw_bytes));
-		json_uint(&j, "total_ios", total_ios);
-		json_end_object(&j);
-		json_end_object(&j);
-		fputc('\n', stderr);
-		fflush(stderr);
-		return;
-	}
-	printf("[%7.1fs] %10.0f IOPS  %9.1f MiB/s  %12" PRIu64 " I/Os\n", elapsed_s, iops,
-	       bw_bytes / 1048576.0, total_ios);
-	fflush(stdout);
 }

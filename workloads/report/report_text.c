@@ -59,7 +59,7 @@ static void ddir_text(FILE *f, const char *name, const struct job_entry *e, int 
 int report_text(FILE *f, const struct run *r)
 {
 	struct job_entry *e;
-	unsigned n = report_entries(r, &e);
+	unsigned n = report_group_entries(r, &e);
 	struct thread_stats tot;
 	uint64_t dur = r->timed_end_ns > r->timed_start_ns ? r->timed_end_ns - r->timed_start_ns : 0;
 
@@ -80,7 +80,7 @@ int report_text(FILE *f, const struct run *r)
 			jr ? 100.0 * (double)x->st.sys_ns / (double)jr : 0.0,
 			x->st.ctx, x->st.majf, x->st.minf);
 	}
-	report_totals(r, &tot);
+	report_group_totals(r, &tot);
 	fprintf(f, "\nlockscope: timed phase %.3f s, %u thread(s), errors=%" PRIu64
 		", short reads=%" PRIu64 ", short writes=%" PRIu64 "%s\n", (double)dur / 1e9,
 		r->nworkers, tot.dir[0].errors + tot.dir[1].errors, tot.dir[0].short_ios,

@@ -37,7 +37,7 @@ void lat_hist_merge(struct lat_hist *dst, const struct lat_hist *src)
 		dst->buckets[i] += src->buckets[i];
 }
 
-uint64_t hist_bucket_value(unsigned idx)
+uint64_t lat_hist_bucket_value(unsigned idx)
 {
 	unsigned group, sub, shift;
 	uint64_t lower;
@@ -66,7 +66,7 @@ void lat_hist_percentiles(const struct lat_hist *h, const double *pct, unsigned 
 	for (unsigned i = 0; i < HIST_NBUCKETS && j < n; i++) {
 		sum += h->buckets[i];
 		while (j < n && (long double)sum >= (long double)pct[j] / 100.0L * total)
-			out[j++] = hist_bucket_value(i);
+			out[j++] = lat_hist_bucket_value(i);
 	}
 	/* a bucket's middle can lie outside what was seen: clamp to min..max */
 	for (unsigned k = 0; k < n; k++) {

@@ -64,7 +64,7 @@ double lat_summary_stddev(const struct lat_summary *s);
 void lat_hist_merge(struct lat_hist *dst, const struct lat_hist *src);
 
 /* The value a bucket stands for: the middle of its range. */
-uint64_t hist_bucket_value(unsigned idx);
+uint64_t lat_hist_bucket_value(unsigned idx);
 
 /* Percentile values as fio computes them: the first bucket where the running
  * count reaches p% of all samples. out[i] for pct[i] (pct sorted ascending). */

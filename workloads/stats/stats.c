@@ -3,7 +3,7 @@
 #include <string.h>
 #include "stats/stats.h"
 
-void thread_stats_reset(struct thread_stats *s)
+void stats_thread_reset(struct thread_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 }
@@ -19,7 +19,7 @@ static void dir_merge(struct dir_stats *d, const struct dir_stats *s)
 	lat_summary_merge(&d->lat, &s->lat);
 }
 
-void verify_note_mismatch(struct verify_stats *v, uint64_t offset, const char *reason)
+void stats_verify_mismatch(struct verify_stats *v, uint64_t offset, const char *reason)
 {
 	v->mismatches++;
 	if (!v->have_first || offset < v->first_offset) {
@@ -29,7 +29,7 @@ void verify_note_mismatch(struct verify_stats *v, uint64_t offset, const char *r
 	}
 }
 
-void verify_stats_merge(struct verify_stats *d, const struct verify_stats *s)
+void stats_verify_merge(struct verify_stats *d, const struct verify_stats *s)
 {
 	d->blocks += s->blocks;
 	d->ok += s->ok;
@@ -42,7 +42,7 @@ void verify_stats_merge(struct verify_stats *d, const struct verify_stats *s)
 	}
 }
 
-void thread_stats_merge(struct thread_stats *dst, const struct thread_stats *src)
+void stats_thread_merge(struct thread_stats *dst, const struct thread_stats *src)
 {
 	for (int d = 0; d < DDIR_NR; d++)
 		dir_merge(&dst->dir[d], &src->dir[d]);
@@ -59,5 +59,5 @@ void thread_stats_merge(struct thread_stats *dst, const struct thread_stats *src
 	dst->minf += src->minf;
 	if (!dst->first_error)
 		dst->first_error = src->first_error;
-	verify_stats_merge(&dst->verify, &src->verify);
+	stats_verify_merge(&dst->verify, &src->verify);
 }

@@ -46,13 +46,13 @@ struct live_counters {
 	uint64_t bytes[DDIR_NR];
 } __attribute__((aligned(64)));
 
-void thread_stats_reset(struct thread_stats *s);
+void stats_thread_reset(struct thread_stats *s);
 
 /* Adds src into dst as fio's group reporting does: sums, merged latencies,
  * the longest runtime per direction. */
-void thread_stats_merge(struct thread_stats *dst, const struct thread_stats *src);
-void verify_stats_merge(struct verify_stats *dst, const struct verify_stats *src);
-void verify_note_mismatch(struct verify_stats *v, uint64_t offset, const char *reason);
+void stats_thread_merge(struct thread_stats *dst, const struct thread_stats *src);
+void stats_verify_merge(struct verify_stats *dst, const struct verify_stats *src);
+void stats_verify_mismatch(struct verify_stats *v, uint64_t offset, const char *reason);
 
 static inline uint64_t stats_runtime_ns(const struct thread_stats *s)
 {
