@@ -15,20 +15,13 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "io/layout.h"
 #include "job/options.h"
 #include "io/rng.h"
 #include "io/verify.h"
 
 #define LAYOUT_CHUNK (1u << 20)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void fill_random(unsigned char *buf, size_t len, struct rng *r)
 {
@@ -202,7 +195,7 @@ int layout_files(struct fileset *fs, const struct jobset *js, volatile int *stop
 		invalidate |= js->jobs[i].invalidate;
 	for (unsigned i = 0; i < fs->n; i++) {
 		struct lfile *lf = &fs->files[i];
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = now_ns();
 
 		if (*stop)
 			return 1;
@@ -215,7 +208,7 @@ int layout_files(struct fileset *fs, const struct jobset *js, volatile int *stop
 		if (lay_out_one(lf, seed ^ (i * 0x9e3779b97f4a7c15ULL), stop, err, errlen))
 			return -1;
 		lf->layout_done = options_layout_name(lf->layout);
-		lf->layout_ns = mono_ns() - t0;
+		lf->layout_ns = now_ns() - t0;
 	}
 	return *stop ? 1 : 0;
 }

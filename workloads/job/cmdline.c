@@ -31,7 +31,7 @@ int cmdline_parse(int argc, char **argv, struct prog_opts *prog, struct jobset *
 	int ncmdjobs = 0, ret = -1;
 	struct job_opts base;
 
-	job_opts_defaults(&base);
+	options_defaults(&base, NULL);
 	if (!pend || !files) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

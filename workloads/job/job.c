@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Job option defaults (from the option table), copying a [global] into a job, names of modes. */
+/* One job's options: copying a [global] into a job, freeing them, and the
+ * options as the user wrote them. Their defaults come from the option table
+ * (options_defaults()), which calls in here, never the other way round. */
 #include <stdlib.h>
 #include <string.h>
 #include "job/job.h"
-#include "job/options.h"
-
-void job_opts_defaults(struct job_opts *o)
-{
-	options_defaults(o, NULL);
-}
 
 static char *dup_or_null(const char *s)
 {

@@ -102,7 +102,6 @@ struct prog_opts {
 
 enum { OUTFMT_NORMAL, OUTFMT_JSON };
 
-void job_opts_defaults(struct job_opts *o);
 void job_opts_copy(struct job_opts *dst, const struct job_opts *src);
 void job_opts_free(struct job_opts *o);
 void job_opts_remember(struct job_opts *o, const char *key, const char *val);
