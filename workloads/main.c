@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "control.h"
+#include "engines/engine.h"
 #include "io/files.h"
 #include "io/layout.h"
 #include "io/verify.h"
@@ -70,8 +71,8 @@ static void usage(FILE *f)
 	fputs(usage_head, f);
 	options_print_help(f);
 	fputs("\nEngines (ioengine=):\n", f);
-	for (unsigned i = 0; engine_values[i].name; i++)
-		fprintf(f, "  %-10s %s\n", engine_values[i].name, engine_registry[i]->help);
+	for (int i = 0; i < NR_ENGINES; i++)
+		fprintf(f, "  %-10s %s\n", options_engine_name(i), engine_registry[i]->help);
 	fputs("\nExamples:\n"
 	      "  lockscope-load --name=w --filename=/mnt/f --size=1g --rw=randwrite --bs=4k \\\n"
 	      "      --direct=1 --numjobs=4 --runtime=10 --time_based   # 4 threads, 10 s\n"

@@ -7,7 +7,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "job/options.h"
+
+/* The direction of one I/O, and the index of per-direction counters. */
+enum ddir { DDIR_READ = 0, DDIR_WRITE = 1, DDIR_NR = 2 };
 
 struct io_unit {
 	void *buf;
@@ -54,9 +56,7 @@ ENGINE_LIST(ENGINE_DECLARE)
 #define ENGINE_INDEX(id, name) ENGINE_##id,
 enum engine_index { ENGINE_LIST(ENGINE_INDEX) NR_ENGINES };
 
-/* Indexed by job_opts.ioengine; engine_values names them for the option table. */
+/* Indexed by job_opts.ioengine (the option table names them from ENGINE_LIST). */
 extern const struct engine_ops *const engine_registry[];
-extern const struct opt_value engine_values[];
-extern const int engine_default;
 
 #endif

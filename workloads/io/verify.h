@@ -12,7 +12,6 @@
 #include "stats/stats.h"
 
 #define VERIFY_MAGIC 0x3130444f4c534cULL	/* "LSLOD01" */
-#define VERIFY_MIN_BS 64
 
 struct verify_hdr {
 	uint64_t magic;
@@ -21,6 +20,7 @@ struct verify_hdr {
 	uint32_t len;
 	uint32_t hdr_check;	/* catches a torn or shifted header */
 };
+_Static_assert(sizeof(struct verify_hdr) <= VERIFY_MIN_BS, "a block holds its header");
 
 enum { VERIFY_OK, VERIFY_ZERO, VERIFY_BAD };
 

@@ -10,9 +10,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "clock.h"
-#include "control.h"
+#include "io/run.h"
 #include "io/verify.h"
 #include "io/worker.h"
+#include "job/options.h"
 
 #define MAX_FILES_PER_THREAD 4096
 
@@ -123,7 +124,7 @@ int worker_setup(struct worker *w)
 	if (ret) {
 		w->eng.ops = NULL;
 		snprintf(w->error_msg, sizeof(w->error_msg), "ioengine %s: cannot set up: %s",
-			 engine_values[j->ioengine].name, strerror(-ret));
+			 options_engine_name(j->ioengine), strerror(-ret));
 		return w->error = ret;
 	}
 	ret = setup_buffers(w);

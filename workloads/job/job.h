@@ -6,8 +6,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum ddir { DDIR_READ = 0, DDIR_WRITE = 1, DDIR_NR = 2 };
-
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
 
 /* How the file looks before the timed phase (see --help / README.md). */
@@ -27,6 +25,9 @@ enum falloc_mode { FALLOC_NONE, FALLOC_NATIVE, FALLOC_POSIX, FALLOC_KEEP, FALLOC
 enum sync_mode { SYNC_NONE, SYNC_SYNC, SYNC_DSYNC };
 
 enum verify_mode { VERIFY_NONE, VERIFY_PATTERN };
+
+/* verify=pattern: the smallest bs, a block that holds the header io/verify.h writes */
+#define VERIFY_MIN_BS 64
 
 /* continue_on_error: bit set of the error kinds that do not stop a job. */
 enum { COE_READ = 1, COE_WRITE = 2, COE_VERIFY = 4, COE_ALL = 7 };

@@ -46,6 +46,10 @@ static const struct opt_value coe_values[] = {
 	{ "1", COE_ALL }, { NULL, 0 },
 };
 
+/* In registry order: the value is the index into engine_registry. */
+#define ENGINE_VALUE(id, name) { name, ENGINE_##id },
+static const struct opt_value engine_values[] = { ENGINE_LIST(ENGINE_VALUE) { NULL, 0 } };
+
 static const struct opt_value outfmt_values[] = {
 	{ "normal", OUTFMT_NORMAL }, { "json", OUTFMT_JSON }, { NULL, 0 },
 };
@@ -471,4 +475,9 @@ const char *options_layout_name(int layout)
 const char *options_falloc_name(int mode)
 {
 	return value_name(falloc_values, mode);
+}
+
+const char *options_engine_name(int engine)
+{
+	return value_name(engine_values, engine);
 }

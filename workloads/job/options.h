@@ -65,5 +65,6 @@ void options_print_help(FILE *f);
 const char *options_rw_name(int rw);
 const char *options_layout_name(int layout);
 const char *options_falloc_name(int mode);
+const char *options_engine_name(int engine);
 
 #endif

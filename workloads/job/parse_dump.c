@@ -3,7 +3,6 @@
  * command line resolved), as JSON on stdout; nothing runs. For tests and for
  * checking a job file. */
 #include <stdio.h>
-#include "engines/engine.h"
 #include "job/options.h"
 #include "job/parse_dump.h"
 #include "json_out.h"
@@ -43,7 +42,7 @@ static void job_dump(struct json_out *j, const struct job_opts *o)
 	json_uint(j, "numjobs", o->numjobs);
 	json_uint(j, "iodepth", o->iodepth);
 	json_uint(j, "loops", o->loops);
-	json_string(j, "ioengine", engine_values[o->ioengine].name);
+	json_string(j, "ioengine", options_engine_name(o->ioengine));
 	json_uint(j, "runtime_us", o->runtime_us);
 	json_uint(j, "ramp_time_us", o->ramp_time_us);
 	json_bool(j, "time_based", o->time_based);

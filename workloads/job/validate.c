@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include <string.h>
-#include "io/verify.h"
 #include "job/options.h"
 #include "job/validate.h"
 

@@ -5,7 +5,7 @@
 #define LOAD_REPORT_H
 
 #include <stdio.h>
-#include "control.h"
+#include "io/run.h"
 
 #define LOAD_VERSION "lockscope-load-0.1"
 

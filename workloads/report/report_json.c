@@ -315,7 +315,7 @@ static void lockscope_json(struct json_out *j, const struct run *r)
 	json_int(j, "pid", r->pid);
 	json_string(j, "layout", run_layout(r));
 	json_string(j, "ioengine", r->js->njobs ?
-		    engine_values[r->js->jobs[0].ioengine].name : "");
+		    options_engine_name(r->js->jobs[0].ioengine) : "");
 	json_bool(j, "interrupted", r->interrupted);
 	json_bool(j, "started", r->started);
 	json_key(j, "timed_phase");

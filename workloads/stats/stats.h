@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "job/job.h"
+#include "engines/engine.h"
 #include "stats/lat.h"
 
 struct dir_stats {
