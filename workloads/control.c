@@ -9,11 +9,11 @@
 #include <unistd.h>
 #include "clock.h"
 #include "control.h"
-#include "report.h"
+#include "report/report.h"
 
 #define SERIES_NS 1000000000ULL
 
-volatile int load_stop;
+volatile int control_stop;
 static int wake_fd = -1;
 
 static void wake(void)
@@ -28,7 +28,7 @@ static void wake(void)
 static void on_signal(int sig)
 {
 	(void)sig;
-	load_stop = 1;
+	control_stop = 1;
 	wake();
 }
 
@@ -89,7 +89,7 @@ static void wait_for_stdin(void)
 
 	fputs("ready\n", stdout);
 	fflush(stdout);
-	while (!load_stop) {
+	while (!control_stop) {
 		ssize_t n;
 
 		if (poll(p, 2, -1) < 0)
@@ -292,7 +292,7 @@ int control_run(struct run *r)
 	for (unsigned i = 0; i < r->js->njobs; i++)
 		if (r->js->jobs[i].ramp_time_us * 1000 > ramp_ns)
 			ramp_ns = r->js->jobs[i].ramp_time_us * 1000;
-	if (load_stop) {
+	if (control_stop) {
 		r->interrupted = true;
 		return 0;
 	}
@@ -321,7 +321,7 @@ int control_run(struct run *r)
 	go_real = clock_ns(CLOCK_REALTIME);
 	r->timed_start_ns = r->go_ns + ramp_ns;
 	r->timed_start_real_ns = go_real + ramp_ns;
-	r->go = ok && !load_stop ? 1 : -1;
+	r->go = ok && !control_stop ? 1 : -1;
 	r->started = r->go > 0;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
@@ -332,6 +332,6 @@ int control_run(struct run *r)
 		pthread_join(r->workers[i].thread, NULL);
 	if (!r->started)
 		r->timed_end_ns = r->timed_start_ns;
-	r->interrupted = load_stop != 0;
+	r->interrupted = control_stop != 0;
 	return ok ? 0 : -1;
 }

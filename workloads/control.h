@@ -4,51 +4,10 @@
 #ifndef LOAD_CONTROL_H
 #define LOAD_CONTROL_H
 
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <sys/types.h>
-#include "files.h"
-#include "jobset.h"
-#include "worker.h"
-
-/* One second of the timed phase (the last one may be shorter). */
-struct series_point {
-	uint64_t t_ns;		/* end of the interval, from the start of the timed phase */
-	uint64_t dur_ns;
-	uint64_t ios[DDIR_NR];
-	uint64_t bytes[DDIR_NR];
-};
-
-struct run {
-	struct jobset *js;
-	struct fileset *fs;
-	const struct prog_opts *prog;
-	struct worker *workers;
-	unsigned nworkers;
-	pid_t pid;
-	volatile int *stop;	/* set by SIGINT/SIGTERM or a fatal error */
-
-	/* the start gate */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned ready, failed, finished;
-	int go;			/* 0 wait, 1 start, -1 abort */
-
-	uint64_t go_ns;			/* threads released (CLOCK_MONOTONIC) */
-	uint64_t timed_start_ns;	/* go + ramp_time */
-	uint64_t timed_start_real_ns;	/* the same instant, CLOCK_REALTIME */
-	uint64_t timed_end_ns;		/* last thread done */
-	bool started;
-	bool interrupted;
-
-	struct series_point *series;
-	unsigned nseries, capseries;
-	char error[256];
-};
+#include "io/run.h"
 
 /* Set by the signal handler; every thread polls it. */
-extern volatile int load_stop;
+extern volatile int control_stop;
 
 void control_install_signals(void);
 

@@ -10,13 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 #include "control.h"
-#include "files.h"
-#include "jobset.h"
-#include "options.h"
-#include "parse_dump.h"
-#include "report.h"
-#include "validate.h"
-#include "verify.h"
+#include "engines/engine.h"
+#include "io/files.h"
+#include "io/layout.h"
+#include "io/verify.h"
+#include "job/cmdline.h"
+#include "job/jobset.h"
+#include "job/options.h"
+#include "job/parse_dump.h"
+#include "job/validate.h"
+#include "report/report.h"
 
 static const char usage_head[] =
 "usage: lockscope-load [options] [jobfile ...]\n"
@@ -66,10 +69,10 @@ static const char usage_head[] =
 static void usage(FILE *f)
 {
 	fputs(usage_head, f);
-	opt_print_help(f);
+	options_print_help(f);
 	fputs("\nEngines (ioengine=):\n", f);
-	for (unsigned i = 0; engine_values[i].name; i++)
-		fprintf(f, "  %-10s %s\n", engine_values[i].name, engine_registry[i]->help);
+	for (int i = 0; i < NR_ENGINES; i++)
+		fprintf(f, "  %-10s %s\n", options_engine_name(i), engine_registry[i]->help);
 	fputs("\nExamples:\n"
 	      "  lockscope-load --name=w --filename=/mnt/f --size=1g --rw=randwrite --bs=4k \\\n"
 	      "      --direct=1 --numjobs=4 --runtime=10 --time_based   # 4 threads, 10 s\n"
@@ -129,9 +132,9 @@ static int run_verify(struct run *r)
 			want |= j->verify_only;
 			want |= job_writes(j) && j->do_verify && r->started && !r->interrupted;
 		}
-		if (!want || load_stop)
+		if (!want || control_stop)
 			continue;
-		int ret = verify_file(lf, &load_stop);
+		int ret = verify_file(lf, &control_stop);
 
 		if (ret) {
 			fprintf(stderr, "lockscope-load: verify %s: %s\n", lf->path, strerror(-ret));
@@ -163,7 +166,7 @@ static int parse_and_check(int argc, char **argv, struct jobset *js, struct prog
 {
 	char err[600];
 
-	opts_defaults(NULL, prog);
+	options_defaults(NULL, prog);
 	if (cmdline_parse(argc, argv, prog, js, err, sizeof(err)))
 		return refuse(err);
 	if (prog->help) {
@@ -198,26 +201,26 @@ static int run_jobs(struct run *run, int *status)
 		return refuse(err);
 	pthread_mutex_init(&run->lock, NULL);
 	pthread_cond_init(&run->cond, NULL);
-	run->stop = &load_stop;
+	run->stop = &control_stop;
 	run->pid = getpid();
 	if (make_workers(run)) {
 		fprintf(stderr, "lockscope-load: out of memory\n");
 		return 1;
 	}
-	ret = files_layout(run->fs, run->js, &load_stop, err, sizeof(err));
+	ret = layout_files(run->fs, run->js, &control_stop, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "lockscope-load: %s\n", err);
 		return 1;
 	}
 	if (any_verify_only(run->js)) {
 		/* nothing to time: the verify pass is the whole job */
-		run->interrupted = load_stop != 0;
+		run->interrupted = control_stop != 0;
 	} else if (control_run(run)) {
 		fprintf(stderr, "lockscope-load: %s\n", run->error);
 		return 1;
 	}
 	*status |= run_verify(run);
-	run->interrupted = load_stop != 0;
+	run->interrupted = control_stop != 0;
 	return -1;
 }
 
@@ -238,7 +241,7 @@ static int report_and_status(struct run *run, FILE *out, int status)
 	}
 	files_unlink(run->fs);
 
-	report_totals(run, &tot);
+	report_group_totals(run, &tot);
 	if (tot.first_error) {
 		fprintf(stderr, "lockscope-load: I/O errors: %llu (first: %s)\n",
 			(unsigned long long)(tot.dir[0].errors + tot.dir[1].errors),
