@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "clock.h"
 #include "control.h"
+#include "io/worker.h"
 #include "report/report.h"
 
 #define SERIES_NS 1000000000ULL

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "control.h"
+#include "io/worker.h"
 #include "engines/engine.h"
 #include "io/files.h"
 #include "io/layout.h"

@@ -9,9 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "engines/engine.h"
 #include "io/files.h"
-#include "io/worker.h"
 #include "job/jobset.h"
+
+/* its threads (io/worker.h); the run holds them, each thread reads the run */
+struct worker;
 
 /* One second of the timed phase (the last one may be shorter). */
 struct series_point {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/report.h"
+#include "io/worker.h"
 
 static void sample_stats(const struct run *r, const struct job_entry *e, int d,
 			 bool bytes, struct sample_stats *out)

@@ -13,6 +13,7 @@
 #include "job/options.h"
 #include "json_out.h"
 #include "report/report.h"
+#include "io/worker.h"
 
 static void summary_json(struct json_out *j, const char *key, const struct lat_summary *s)
 {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "json_out.h"
 #include "report/report.h"
+#include "io/worker.h"
 
 void report_status(const struct run *r, double elapsed_s, double iops, double bw_bytes,
 		   uint64_t total_ios)

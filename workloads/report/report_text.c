@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/report.h"
+#include "io/worker.h"
 
 static const char *scaled(double v, char *buf, size_t len)
 {
