@@ -202,8 +202,8 @@ def follow_script(target: Target, probes: str = "tracepoint", holders: bool = Fa
     if probes not in PROBES:
         raise ValueError(f"probes {probes!r}")
     # positional parameters are constants to bpftrace: the choice costs nothing per event
-    dev = f"($# >= 3 ? ($1 << 20) | $2 : {mkdev(target.major, target.minor)})"
-    ino = f"($# >= 3 ? $3 : {target.ino})"
+    dev = f"(uint64)($# >= 3 ? ($1 << 20) | $2 : {mkdev(target.major, target.minor)})"
+    ino = f"(uint64)($# >= 3 ? $3 : {target.ino})"
     begin = (
         "BEGIN\n{\n"
         '\tprintf("following i_rwsem of dev %d:%d ino %d (%s probes); '

@@ -1,0 +1,173 @@
+"""``lockscope follow``'s bpftrace script against the recorder, over the same real run.
+
+lockscope-load's buffered writers on one file of a loop-mounted ext4 queue on its
+i_rwsem (fs/ext4/file.c, ext4_buffered_write_iter takes it exclusive). A first run under
+``lockscope attach`` gives the finding; ``lockscope follow`` writes the script from it.
+A second run on the same file is then watched by that script (given the file's dev and
+ino as its parameters, as on another host) and by lockscope-record at once: both must
+count the same waits on that lock, in number and in total time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+from lockscope_cli import LOCKSCOPE, says_window_open
+from record_common import file_locks, recorder, start_engine
+
+pytestmark = pytest.mark.kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+LOAD = ROOT / "build" / "bin" / "lockscope-load"
+WRITERS = 4
+LOAD_S = 1.5
+# Both sides time the same contention_begin/end pairs; what may differ is when each
+# reads the clock in its program (a few µs per wait) and waits neither sees whole.
+TOLERANCE = 0.05
+# Fewer waits than this would make a 5% agreement say little.
+MIN_WAITS = 20
+
+
+def _engine(path: Path, out: Path):
+    argv = [str(LOAD), "--name=w", f"--filename={path}", "--direct=0", "--bs=4k",
+            "--size=32m", f"--numjobs={WRITERS}", "--thread", f"--runtime={LOAD_S}",
+            "--time_based", "--rw=randwrite", "--output-format=json", f"--output={out}",
+            "--start_on_stdin=1"]
+    return start_engine(argv)
+
+
+def _go(engine) -> None:
+    engine.stdin.write("go\n")
+    engine.stdin.flush()
+
+
+def _close(engine) -> None:
+    if engine.poll() is None:
+        engine.kill()
+    engine.wait()
+    for s in (engine.stdin, engine.stdout, engine.stderr):
+        s.close()
+
+
+def _attach_finding(path: Path, out: Path) -> None:
+    """A first run of the writers under lockscope attach: results.json in `out`."""
+    engine = _engine(path, out.with_suffix(".load.json"))
+    try:
+        proc = LOCKSCOPE.start("attach", "--pid", engine.pid, "--duration", LOAD_S + 2.5,
+                               "--max-overhead", "50", "--no-report", "--out", out)
+        err: list[str] = []
+        opened = threading.Event()
+
+        def read_stderr():
+            for line in proc.stderr:
+                err.append(line)
+                if says_window_open(line):
+                    opened.set()
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
+        try:
+            assert opened.wait(60), "".join(err)
+            _go(engine)
+            assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
+            proc.wait(120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        reader.join(5)
+        assert proc.returncode == 0, "".join(err)
+    finally:
+        _close(engine)
+
+
+def _write_script(results: Path, path: Path, script: Path) -> None:
+    """lockscope follow for the finding of `path` (listed first when there are several)."""
+    listed = LOCKSCOPE.run("follow", results)
+    args = []
+    if listed.returncode == 2:
+        rows = [ln for ln in listed.stdout.splitlines() if f" {path} " in f" {ln} "]
+        assert rows, listed.stdout + listed.stderr
+        args = ["--lock", rows[0].split()[0]]
+    else:
+        assert listed.returncode == 0, listed.stderr
+    made = LOCKSCOPE.run("follow", results, *args, "--holders", "-o", script)
+    assert made.returncode == 0, made.stderr
+    assert str(path) in script.read_text().split("\n// Measures")[0]
+
+
+def _bpftrace(bpftrace: str, script: Path, path: Path) -> subprocess.Popen:
+    """The script on the file's own dev and ino, attached (its BEGIN line read)."""
+    st = os.stat(path)
+    proc = subprocess.Popen([bpftrace, str(script), str(os.major(st.st_dev)),
+                             str(os.minor(st.st_dev)), str(st.st_ino)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    while line and not line.startswith("following i_rwsem"):
+        line = proc.stdout.readline()
+    if not line:
+        proc.wait(10)
+        raise AssertionError(f"bpftrace did not attach: {proc.stderr.read()[-2000:]}")
+    assert f"ino {st.st_ino} " in line, line
+    return proc
+
+
+def _figure(text: str, name: str) -> int:
+    found = re.search(rf"^@{name}: (\d+)$", text, re.M)
+    assert found, text[-3000:]
+    return int(found.group(1))
+
+
+def test_the_script_counts_the_waits_the_recorder_counts(ext4_fs, tmp_path):
+    bpftrace = require_tool("bpftrace")
+    assert LOAD.is_file(), f"{LOAD} is missing: run 'make bins'"
+    path = ext4_fs.path / "shared"
+    results = tmp_path / "attach"
+    _attach_finding(path, results)
+    script = tmp_path / "follow-1.bt"
+    _write_script(results, path, script)
+
+    engine = _engine(path, tmp_path / "load2.json")
+    tracer = None
+    try:
+        tracer = _bpftrace(bpftrace, script, path)
+        with recorder(["--pid", str(engine.pid)], tmp_path / "r.json") as (_, start, finish):
+            start()
+            _go(engine)
+            assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
+            doc = finish()
+        time.sleep(0.2)  # the last contention_end reached both
+        tracer.send_signal(signal.SIGINT)
+        out, err = tracer.communicate(timeout=60)
+    finally:
+        _close(engine)
+        if tracer is not None and tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+    assert tracer.returncode == 0, err[-2000:]
+    assert "NOT MEASURED" not in out, out
+
+    locks = file_locks(doc, path, "i_rwsem")
+    assert locks, [(lk["kind"], lk["path"]) for lk in doc["locks"]][:20]
+    assert not doc["drops"]["map_full_by_map"]["locks"], doc["drops"]
+    rec_count = sum(lk["count"] for lk in locks)
+    rec_ns = sum(lk["total_ns"] for lk in locks)
+    bt_count, bt_ns = _figure(out, "waits"), _figure(out, "wait_ns")
+    print(f"waits: recorder {rec_count} bpftrace {bt_count}; "
+          f"total ns: recorder {rec_ns} bpftrace {bt_ns}")
+    assert rec_count >= MIN_WAITS, f"only {rec_count} waits: too little contention to compare"
+    assert abs(bt_count - rec_count) <= TOLERANCE * rec_count, (bt_count, rec_count)
+    assert abs(bt_ns - rec_ns) <= TOLERANCE * rec_ns, (bt_ns, rec_ns)
+    assert _figure(out, "max_wait_ns") <= bt_ns
+    # --holders: the releasing holders' stacks, through the rwsem's release
+    holders = out.split("@holder_stacks[", 1)
+    assert len(holders) == 2 and re.search(r"\bup_(write|read)\+", holders[1]), out[-3000:]
