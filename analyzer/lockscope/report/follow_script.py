@@ -41,10 +41,10 @@ STAMP = "// generator: lockscope follow"
 # Where the tests ran each variant for real (tests/test_follow_kernel.py), and against
 # what: the script's header repeats it.
 TESTED = {
-    "tracepoint": "Linux 6.18 with bpftrace 0.17.0 (Debian 12): counts and total wait "
-                  "within 5% of lockscope-record's over the same run",
-    "kprobe": "not run by lockscope's tests (kprobes do not work on the kernel they run "
-              "on); its probes are those of lockscope-record's lock_slowpath group",
+    "tracepoint": "Linux 6.18 with bpftrace 0.17.0 (Debian 12): the count and total\n"
+                  "//   wait within 5% of lockscope-record's over the same run",
+    "kprobe": "not run by lockscope's tests (their kernel allows no kprobes); its\n"
+              "//   probes are those of lockscope-record's lock_slowpath group",
 }
 
 # lock:contention_begin flags, include/trace/events/lock.h (from 5.19): LCB_F_SPIN 1,
@@ -170,8 +170,8 @@ def _header(target: Target, probes: str, holders: bool, name: str) -> str:
         f"// {name}: waits on one file's i_rwsem (XFS: the IOLOCK), by dev and ino",
         "//",
         f"// File:     {where}",
-        f"//           dev {target.major}:{target.minor}, ino {target.ino}"
-        + (f" ({target.what})" if target.what else ""),
+        f"//           dev {target.major}:{target.minor}, ino {target.ino}",
+        *([f"// From:     {target.what}"] if target.what else []),
         f"// Measures: {_measures(probes)}.",
         "//   Prints the number of waits, their total, the longest and a log2 histogram,",
         "//   in nanoseconds; all tasks on the host count.",
@@ -181,13 +181,14 @@ def _header(target: Target, probes: str, holders: bool, name: str) -> str:
         "//   and the summary then says the waits were NOT measured.",
     ]
     if holders:
-        lines.append("// Holders:  the kernel stacks of the tasks that woke a waiter: the "
-                     "holder,\n//   releasing the lock.")
+        lines.append("// Holders:  @holder_stacks counts wakeups of waiters by the waking task's\n"
+                     "//   command and kernel stack: the holder releasing the lock (up_write,\n"
+                     "//   up_read), or a waiter handing it on (rwsem_down_*_slowpath).")
     lines += [
         f"// Tested:   {TESTED[probes]}.",
-        "// Run:      bpftrace " + name
-        + f"                  # this file: {target.major} {target.minor} {target.ino}",
-        f"//           bpftrace {name} MAJOR MINOR INO    # another host's file:",
+        f"// Run:      bpftrace {name}                  # this file: "
+        f"{target.major} {target.minor} {target.ino}",
+        f"//           bpftrace {name} MAJOR MINOR INO  # another host's file:",
         "//             stat -c '%Hd %Ld %i' FILE  gives MAJOR MINOR INO",
         "//           Ctrl-C prints the summary. Root (or CAP_BPF and CAP_PERFMON).",
         f"// Other kernels: lockscope follow ... --probes {other}"
