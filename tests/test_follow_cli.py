@@ -76,6 +76,8 @@ def test_stdout_and_one_liner(lockscope_cli):
     assert line.startswith("bpftrace -e '") and "\n" not in line
     assert f"i_ino == {finding.ino} " in line
     assert f"s_dev == {mkdev(*parse_dev(finding.dev))})" in line
+    assert "script" in _one_line_error(lockscope_cli.run("follow", SWEEP, "--one-liner",
+                                                         "--probes", "kprobe"))
 
 
 def test_several_findings_are_listed_and_one_is_chosen(lockscope_cli, two_recordings,

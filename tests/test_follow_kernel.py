@@ -135,6 +135,12 @@ def test_the_script_counts_the_waits_the_recorder_counts(ext4_fs, tmp_path):
     _attach_finding(path, results)
     script = tmp_path / "follow-1.bt"
     _write_script(results, path, script)
+    # the attach report leaves its own copy beside itself and lists it
+    made = LOCKSCOPE.run("report", results, "--format", "md", "--no-flame")
+    assert made.returncode == 0, made.stderr
+    assert "## Follow the lock elsewhere" in (results / "report.md").read_text()
+    assert any(str(path) in p.read_text().split("\n// Measures")[0]
+               for p in results.glob("follow-*.bt"))
 
     engine = _engine(path, tmp_path / "load2.json")
     tracer = None

@@ -71,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
     from ..results import load_results
     from ..run.outdir import check_dir
 
+    if args.one_liner and (args.holders or args.probes != "tracepoint"):
+        raise UsageError("--one-liner is the tracepoint count and histogram only: "
+                         "--holders and --probes kprobe write a script")
     doc = load_results(args.results)
     findings = followed_findings(doc)
     if not findings:
