@@ -177,3 +177,18 @@ def test_the_script_counts_the_waits_the_recorder_counts(ext4_fs, tmp_path):
     # --holders: the releasing holders' stacks, through the rwsem's release
     holders = out.split("@holder_stacks[", 1)
     assert len(holders) == 2 and re.search(r"\bup_(write|read)\+", holders[1]), out[-3000:]
+
+
+@pytest.mark.parametrize("variant", [["--probes", "kprobe", "--holders"], ["--holders"]])
+def test_each_variant_compiles_with_this_bpftrace(variant, tmp_path):
+    """Both variants compile against this kernel's BTF (--emit-elf: nothing attached), the
+    kprobe one included, which this kernel cannot attach."""
+    bpftrace = require_tool("bpftrace")
+    script = tmp_path / "f.bt"
+    made = LOCKSCOPE.run("follow", ROOT / "reports" / "examples" /
+                         "default-sweep-results.json", *variant, "-o", script)
+    assert made.returncode == 0, made.stderr
+    elf = tmp_path / "f.o"
+    res = subprocess.run([bpftrace, "--emit-elf", str(elf), str(script)], capture_output=True,
+                         text=True, timeout=120)
+    assert elf.is_file() and elf.stat().st_size > 0, res.stderr[-2000:]

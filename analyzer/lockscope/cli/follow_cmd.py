@@ -25,7 +25,7 @@ Run the script as root where bpftrace is installed; Ctrl-C prints the summary:
 The script finds the file by its device and inode number (not by the recording's lock
 address), so it runs on other hosts: give it that host's file as MAJOR MINOR INO
 (stat -c '%Hd %Ld %i' FILE), or write it there with --file. Its --probes variant is
-chosen here because bpftrace before 0.19 cannot make a missing probe optional.
+chosen here: the bpftrace of Debian 11 and 12 cannot make a missing probe optional.
 Exit status: 0 written; 2 no i_rwsem finding, several and no --lock, or bad input.
 See docs/follow.md.
 """

@@ -9,12 +9,13 @@ BTF), compares ``i_sb->s_dev`` and ``i_ino``, and then takes a lock wait as one 
 file's i_rwsem when the lock lies in the inode below its ``i_data`` (``i_mapping``
 points there for a regular file: fs/inode.c, inode_init_always) and is a sleeping
 read/write lock: ``struct inode`` holds no other rw_semaphore before ``i_data``
-(include/linux/fs.h), and bpftrace before 0.19 has no ``offsetof()`` nor ``&`` to
-take ``&inode->i_rwsem`` directly.
+(include/linux/fs.h), and Debian 12's bpftrace 0.17 has neither ``offsetof()`` (0.19)
+nor ``&`` to take ``&inode->i_rwsem`` directly.
 
-What the host's kernel offers decides the probes, and bpftrace before 0.19 cannot make
-a probe optional (a missing tracepoint, even through a wildcard, is an error), so that
-one choice is made when the script is written (``--probes``):
+What the host's kernel offers decides the probes, and the bpftrace Debian 11 and 12
+ship (0.11, 0.17) cannot make a probe optional (a missing tracepoint, even through a
+wildcard, is an error: checked with 0.17), so that one choice is made when the script
+is written (``--probes``):
 
 - ``tracepoint``: ``lock:contention_begin``/``contention_end`` (include/trace/events/
   lock.h, from 5.19); the wait is the waiter's first begin to its end on that lock, as
@@ -43,8 +44,9 @@ STAMP = "// generator: lockscope follow"
 TESTED = {
     "tracepoint": "Linux 6.18 with bpftrace 0.17.0 (Debian 12): the count and total\n"
                   "//   wait within 5% of lockscope-record's over the same run",
-    "kprobe": "not run by lockscope's tests (their kernel allows no kprobes); its\n"
-              "//   probes are those of lockscope-record's lock_slowpath group",
+    "kprobe": "compiled by bpftrace 0.17.0 against Linux 6.18's BTF, not run by\n"
+              "//   lockscope's tests (that kernel allows no kprobes); its probes are those\n"
+              "//   of lockscope-record's lock_slowpath group",
 }
 
 # lock:contention_begin flags, include/trace/events/lock.h (from 5.19): LCB_F_SPIN 1,
@@ -80,8 +82,8 @@ def _learn_probe(dev: str, ino: str) -> str:
     return f"""{attach}
 {{
 	// fd -> file -> inode (include/linux/fdtable.h, struct fdtable); the fd table's
-	// entry is read by address: bpftrace before 0.18 indexes only by a constant
-	$fdt = curtask->files->fdt;
+	// entry is read by address: bpftrace 0.17 indexes only by a constant
+	$fdt = ((struct task_struct *)curtask)->files->fdt;
 	$fd = (uint64)args->fd;
 	if ($fd < (uint64)$fdt->max_fds) {{
 		$file = (struct file *)*(uint64 *)((uint64)$fdt->fd + 8 * $fd);
