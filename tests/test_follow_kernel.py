@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.run.tracefs import TRACEFS, ensure_tracefs
+
 from conftest import require_tool
 from lockscope_cli import LOCKSCOPE, says_window_open
 from record_common import file_locks, recorder, start_engine
@@ -35,6 +37,15 @@ LOAD_S = 1.5
 TOLERANCE = 0.05
 # Fewer waits than this would make a 5% agreement say little.
 MIN_WAITS = 20
+
+
+def _probes() -> str:
+    """The variant this kernel runs: lock:contention_* where it has them (5.19 on),
+    else the rwsem slow paths' kprobes (as the recorder's lock_slowpath)."""
+    mounted, why = ensure_tracefs()
+    assert mounted, why
+    return ("tracepoint" if (Path(TRACEFS) / "events" / "lock" / "contention_begin").is_dir()
+            else "kprobe")
 
 
 def _engine(path: Path, out: Path):
@@ -100,7 +111,8 @@ def _write_script(results: Path, path: Path, script: Path) -> None:
         args = ["--lock", rows[0].split()[0]]
     else:
         assert listed.returncode == 0, listed.stderr
-    made = LOCKSCOPE.run("follow", results, *args, "--holders", "-o", script)
+    made = LOCKSCOPE.run("follow", results, *args, "--probes", _probes(), "--holders",
+                         "-o", script)
     assert made.returncode == 0, made.stderr
     assert str(path) in script.read_text().split("\n// Measures")[0]
 
@@ -119,6 +131,32 @@ def _bpftrace(bpftrace: str, script: Path, path: Path) -> subprocess.Popen:
         raise AssertionError(f"bpftrace did not attach: {proc.stderr.read()[-2000:]}")
     assert f"ino {st.st_ino} " in line, line
     return proc
+
+
+def _watch_both(bpftrace: str, script: Path, path: Path, work: Path) -> tuple[dict, str]:
+    """The writers run once more, watched by the script (attached first) and by the
+    recorder; (the recorder's document, the script's output after SIGINT)."""
+    work.mkdir()
+    engine = _engine(path, work / "load.json")
+    tracer = None
+    try:
+        tracer = _bpftrace(bpftrace, script, path)
+        with recorder(["--pid", str(engine.pid)], work / "r.json") as (_, start, finish):
+            start()
+            _go(engine)
+            assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
+            doc = finish()
+        time.sleep(0.2)  # the last contention_end reached both
+        tracer.send_signal(signal.SIGINT)
+        out, err = tracer.communicate(timeout=60)
+    finally:
+        _close(engine)
+        if tracer is not None and tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+    assert tracer.returncode == 0, err[-2000:]
+    assert "NOT MEASURED" not in out, out
+    return doc, out
 
 
 def _figure(text: str, name: str) -> int:
@@ -142,51 +180,42 @@ def test_the_script_counts_the_waits_the_recorder_counts(ext4_fs, tmp_path):
     assert any(str(path) in p.read_text().split("\n// Measures")[0]
                for p in results.glob("follow-*.bt"))
 
-    engine = _engine(path, tmp_path / "load2.json")
-    tracer = None
-    try:
-        tracer = _bpftrace(bpftrace, script, path)
-        with recorder(["--pid", str(engine.pid)], tmp_path / "r.json") as (_, start, finish):
-            start()
-            _go(engine)
-            assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
-            doc = finish()
-        time.sleep(0.2)  # the last contention_end reached both
-        tracer.send_signal(signal.SIGINT)
-        out, err = tracer.communicate(timeout=60)
-    finally:
-        _close(engine)
-        if tracer is not None and tracer.poll() is None:
-            tracer.kill()
-            tracer.wait()
-    assert tracer.returncode == 0, err[-2000:]
-    assert "NOT MEASURED" not in out, out
-
+    doc, out = _watch_both(bpftrace, script, path, tmp_path / "watched")
     locks = file_locks(doc, path, "i_rwsem")
     assert locks, [(lk["kind"], lk["path"]) for lk in doc["locks"]][:20]
-    assert not doc["drops"]["map_full_by_map"]["locks"], doc["drops"]
     rec_count = sum(lk["count"] for lk in locks)
     rec_ns = sum(lk["total_ns"] for lk in locks)
     bt_count, bt_ns = _figure(out, "waits"), _figure(out, "wait_ns")
+    bt_max = _figure(out, "max_wait_ns")
+    # A wait the recorder could not store (its map refused the record: drops, one wait
+    # each, on any lock) is missing from its figures, which are then lower bounds, at
+    # most that many waits (each no longer than the longest) short.
+    lost = doc["drops"]["map_full_by_map"]["locks"]
     print(f"waits: recorder {rec_count} bpftrace {bt_count}; "
-          f"total ns: recorder {rec_ns} bpftrace {bt_ns}")
+          f"total ns: recorder {rec_ns} bpftrace {bt_ns}; recorder lost {lost}")
     assert rec_count >= MIN_WAITS, f"only {rec_count} waits: too little contention to compare"
-    assert abs(bt_count - rec_count) <= TOLERANCE * rec_count, (bt_count, rec_count)
-    assert abs(bt_ns - rec_ns) <= TOLERANCE * rec_ns, (bt_ns, rec_ns)
-    assert _figure(out, "max_wait_ns") <= bt_ns
+    assert (1 - TOLERANCE) * rec_count <= bt_count <= (1 + TOLERANCE) * (rec_count + lost), \
+        (bt_count, rec_count, lost)
+    assert (1 - TOLERANCE) * rec_ns <= bt_ns <= (1 + TOLERANCE) * (rec_ns + lost * bt_max), \
+        (bt_ns, rec_ns, lost)
+    assert bt_max <= bt_ns
     # --holders: the releasing holders' stacks, through the rwsem's release
     holders = out.split("@holder_stacks[", 1)
     assert len(holders) == 2 and re.search(r"\bup_(write|read)\+", holders[1]), out[-3000:]
 
 
-@pytest.mark.parametrize("variant", [["--probes", "kprobe", "--holders"], ["--holders"]])
-def test_each_variant_compiles_with_this_bpftrace(variant, tmp_path):
-    """Both variants compile against this kernel's BTF (--emit-elf: nothing attached), the
-    kprobe one included, which this kernel cannot attach."""
+@pytest.mark.parametrize("probes", ["tracepoint", "kprobe"])
+def test_each_variant_compiles_with_this_bpftrace(probes, tmp_path):
+    """Each variant compiles against this kernel's BTF (--emit-elf: nothing attached),
+    also the one this kernel would not attach (kprobes refused, say). The tracepoint
+    variant needs the tracepoints' formats to compile at all."""
     bpftrace = require_tool("bpftrace")
+    if probes == "tracepoint" and _probes() != "tracepoint":
+        pytest.skip("this kernel has no lock:contention_* tracepoints (before 5.19)")
     script = tmp_path / "f.bt"
     made = LOCKSCOPE.run("follow", ROOT / "reports" / "examples" /
-                         "default-sweep-results.json", *variant, "-o", script)
+                         "default-sweep-results.json", "--probes", probes, "--holders",
+                         "-o", script)
     assert made.returncode == 0, made.stderr
     elf = tmp_path / "f.o"
     res = subprocess.run([bpftrace, "--emit-elf", str(elf), str(script)], capture_output=True,
