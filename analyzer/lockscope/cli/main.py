@@ -13,6 +13,7 @@ from . import (
     doctor_cmd,
     experiments_cmd,
     flame_cmd,
+    follow_cmd,
     report_cmd,
     scenarios_cmd,
     sweep_cmd,
@@ -20,7 +21,7 @@ from . import (
 
 # Each module adds its subparser and sets ``func``.
 COMMANDS = [sweep_cmd, attach_cmd, scenarios_cmd, doctor_cmd, report_cmd, flame_cmd,
-            experiments_cmd]
+            follow_cmd, experiments_cmd]
 
 
 EXAMPLES_TITLE = "examples:\n"

@@ -103,7 +103,8 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
     }
 
 
-def render_attach_html(doc: ResultsDoc, plots, flames, base: Path, source: str = "") -> str:
+def render_attach_html(doc: ResultsDoc, plots, flames, base: Path, source: str = "",
+                       follow: list | None = None) -> str:
     from .html import flame_entries
     from .templating import TEMPLATES, environment
 
@@ -116,15 +117,16 @@ def render_attach_html(doc: ResultsDoc, plots, flames, base: Path, source: str =
     entries = flame_entries(flames, [label], base).get(label, [])
     return environment().get_template("attach.html.j2").render(
         m=m, css=Markup(css), script=Markup(script), plots=plot_map, flames=entries,
-        flame_notes=flames.notes if flames else [])
+        flame_notes=flames.notes if flames else [], follow=follow or [])
 
 
-def render_attach_markdown(doc: ResultsDoc, plots, source: str = "") -> str:
+def render_attach_markdown(doc: ResultsDoc, plots, source: str = "",
+                           follow: list | None = None) -> str:
     from .templating import environment
 
     m = attach_model(doc, source)
     return environment().get_template("attach.md.j2").render(
-        m=m, plots=[p for p in plots if p.png is not None])
+        m=m, plots=[p for p in plots if p.png is not None], follow=follow or [])
 
 
 def attach_json(doc: ResultsDoc, source: str = "") -> dict[str, Any]:

@@ -22,8 +22,9 @@ from .jsonout import report_json
 from .model import build_model
 from .plots import render_plots
 
-# A page writer: (doc, model, plots, flames, base directory, source) -> text
-Page = Callable[[ResultsDoc, Any, list, Any, Path, str], str]
+# A page writer: (doc, model, plots, flames, base directory, source, the follow scripts
+# written beside it: render.render_report) -> text
+Page = Callable[[ResultsDoc, Any, list, Any, Path, str, list], str]
 
 
 @dataclass(frozen=True)
@@ -46,16 +47,16 @@ def _sweep_plots(views: Any, **opts: Any) -> list:
     return render_plots(views, **opts)
 
 
-def _sweep_html(doc, model, plots, flames, base, source) -> str:
+def _sweep_html(doc, model, plots, flames, base, source, follow) -> str:
     from .html import render_html
 
-    return render_html(model, plots, flames, base)
+    return render_html(model, plots, flames, base, follow)
 
 
-def _sweep_md(doc, model, plots, flames, base, source) -> str:
+def _sweep_md(doc, model, plots, flames, base, source, follow) -> str:
     from .markdown import render_markdown
 
-    return render_markdown(model, plots, flames, base)
+    return render_markdown(model, plots, flames, base, follow)
 
 
 def _attach_plot_data(doc: ResultsDoc, model: Any) -> Any:
@@ -70,16 +71,16 @@ def _attach_plots(analysis: Any, **opts: Any) -> list:
     return render_plots(analysis, figures=FIGURES, **opts)
 
 
-def _attach_html(doc, model, plots, flames, base, source) -> str:
+def _attach_html(doc, model, plots, flames, base, source, follow) -> str:
     from .attach_report import render_attach_html
 
-    return render_attach_html(doc, plots, flames, base, source)
+    return render_attach_html(doc, plots, flames, base, source, follow)
 
 
-def _attach_md(doc, model, plots, flames, base, source) -> str:
+def _attach_md(doc, model, plots, flames, base, source, follow) -> str:
     from .attach_report import render_attach_markdown
 
-    return render_attach_markdown(doc, plots, source)
+    return render_attach_markdown(doc, plots, source, follow)
 
 
 def _attach_json(doc, model, source) -> dict:

@@ -60,7 +60,7 @@ def _rel(path: Path | None, base: Path) -> str:
 
 
 def render_html(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
-                base: Path) -> str:
+                base: Path, follow: list | None = None) -> str:
     """The whole report page as one string; `base` is the directory the page is written to."""
     env = environment()
     css = (TEMPLATES / "report.css").read_text()
@@ -72,7 +72,7 @@ def render_html(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
         if flames and flames.graphs else "flame"
     return env.get_template("report.html.j2").render(
         m=model, css=Markup(css), script=Markup(script), plots=plot_map, flames=entries,
-        flame_dir=flame_dir)
+        flame_dir=flame_dir, follow=follow or [])
 
 
 _PROLOG = re.compile(r"\A\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?", re.S)

@@ -1,8 +1,8 @@
 """Never overwrite a file lockscope did not create.
 
 A path may be (re)written when it does not exist, when it carries lockscope's
-stamp (reports, plot PNGs and flame graph SVGs name their generator near the
-top), or when the manifest of its directory (``.lockscope-files``) lists it
+stamp (reports, plot PNGs, flame graph SVGs and follow scripts name their
+generator near the top), or when the manifest of its directory (``.lockscope-files``) lists it
 because lockscope wrote it last time (folded stacks cannot carry a stamp). Otherwise
 writing is refused unless the user passed ``--force``.
 """
@@ -25,6 +25,7 @@ STAMPS = (
     b'"generator": "lockscope report',                     # JSON
     b"Software\x00lockscope report",                       # PNG tEXt chunk
     b"<!--NOTES: lockscope report",                        # inferno SVG (--notes)
+    b"// generator: lockscope follow",                     # bpftrace script (follow)
 )
 
 

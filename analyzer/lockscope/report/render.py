@@ -8,6 +8,8 @@ its end. Files written into `out_dir` (names can be overridden per format):
 - ``report.md`` with ``report-scaling.png``, ``report-time-share.png`` and
   ``report-latency.png`` beside it, if "md" is in `formats`;
 - ``report.json``: the analysis as JSON, if "json" is in `formats`;
+- ``follow-<N>.bt``: a standalone bpftrace script per i_rwsem finding (lockscope
+  follow), for html or md;
 - ``flame/<fs>-<kind>-<N>threads.{folded,svg}`` and
   ``flame/<fs>-<kind>-diff-<lo>to<hi>threads.{folded,svg}`` for html or md
   (SVGs only when inferno is installed).
@@ -25,6 +27,7 @@ from ..errors import UsageError
 from ..schema import ResultsDoc
 from .flame.graphs import Drawer, FlameSet, collect, files_written
 from .flame.inferno import MISSING_NOTE, find_inferno
+from .follow_targets import write_follow_scripts
 from .forked import Forked, Standby
 from .forms import FORMS, form_of
 from .jsonout import dumps
@@ -111,6 +114,9 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
     model = form.model(doc, source)
 
     visual = [f for f in formats if f in ("html", "md")]
+    # follow-<N>.bt beside the report, one per i_rwsem finding, listed on the pages
+    follow = write_follow_scripts(doc, out, guard.claim, source) if visual else []
+    result.files.extend(out / f["name"] for f in follow if f["name"])
     # The plots are drawn in a forked child while this process sums and writes the
     # flame-graph stacks (forked before inferno's processes and threads exist).
     pending: Forked[list[Plot]] | None = None
@@ -159,10 +165,10 @@ def render_report(doc: ResultsDoc, out_dir: str | os.PathLike,
 
     if "html" in formats:
         result.outputs["html"] = _write(targets["html"], form.html(
-            doc, model, plots, flames, targets["html"].parent, source))
+            doc, model, plots, flames, targets["html"].parent, source, follow))
     if "md" in formats:
         result.outputs["md"] = _write(targets["md"], form.md(
-            doc, model, plots, flames, targets["md"].parent, source))
+            doc, model, plots, flames, targets["md"].parent, source, follow))
     if "json" in formats:
         result.outputs["json"] = _write(targets["json"], dumps(form.json(doc, model, source)))
     result.files.extend(result.outputs.values())
