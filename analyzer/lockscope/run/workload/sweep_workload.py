@@ -23,6 +23,7 @@ from typing import Any
 from ...errors import UsageError
 from ...sizes import parse_size
 from ..dbserver.presets import Preset
+from ..fs_health import FsHealth
 from ..point import PointResult, engine_argv, run_point
 from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from .command_point import CommandSpec, run_command_point
@@ -40,6 +41,7 @@ class PointContext:
     limit_s: float | None           # --time-limit of a --command or --preset point
     on_status: Callable[[dict], None] | None = None
     on_phase: Callable[[str], None] | None = None
+    health: FsHealth | None = None  # the point's filesystem, watched (run/fs_health.py)
 
 
 class SweepWorkload:
@@ -103,7 +105,7 @@ class EngineWorkload(SweepWorkload):
         res = run_point(self.scenario.job, threads, ctx.runtime_s, workdir,
                         self.scenario.name, scratch, trace=ctx.trace,
                         on_status=ctx.on_status, recorder_args=recorder_args,
-                        before_timed=before_timed)
+                        before_timed=before_timed, health=ctx.health)
         extra = {}
         if res.engine_argv:
             extra["engine_argv"] = [Path(res.engine_argv[0]).name] + res.engine_argv[1:]
@@ -131,6 +133,8 @@ class CommandWorkload(SweepWorkload):
                                 trace=ctx.trace, recorder_args=recorder_args,
                                 before_timed=before_timed, on_phase=ctx.on_phase,
                                 limit_s=ctx.limit_s)
+        if ctx.health:
+            ctx.health.check()  # the command may not see a write that failed later
         return res, {}
 
 
