@@ -148,19 +148,27 @@ def processes_mentioning(text: str) -> list[int]:
     return pids
 
 
-def kill_child(comm: str, mentioning: str, timeout: float = WAIT_S) -> int:
-    """SIGKILL the process named ``comm`` whose command line holds ``mentioning``."""
+def find_child(comm: str, mentioning: str, timeout: float = WAIT_S) -> int:
+    """The pid of the process named ``comm`` whose command line holds ``mentioning``
+    (waits for it)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for pid in processes_mentioning(mentioning):
             try:
-                if Path(f"/proc/{pid}/comm").read_text().strip() == comm:
-                    os.kill(pid, signal.SIGKILL)
+                # the kernel keeps 15 characters of a name (TASK_COMM_LEN)
+                if Path(f"/proc/{pid}/comm").read_text().strip() == comm[:15]:
                     return pid
             except OSError:
                 continue
         time.sleep(0.05)
     raise AssertionError(f"no {comm} process with {mentioning} in its command line")
+
+
+def kill_child(comm: str, mentioning: str) -> int:
+    """SIGKILL that process."""
+    pid = find_child(comm, mentioning)
+    os.kill(pid, signal.SIGKILL)
+    return pid
 
 
 def ext4_error(device: str, why: str = "lockscope fault test") -> None:

@@ -144,8 +144,13 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         phase("layout")
         open_window(recorder, phase, before_timed)
         assert engine.stdin is not None     # started with stdin=PIPE
-        engine.stdin.write("go\n")
-        engine.stdin.flush()
+        try:
+            engine.stdin.write("go\n")
+            engine.stdin.flush()
+        except BrokenPipeError:
+            engine.wait()  # it died after 'ready': its status says how
+            raise PointFailed(f"lockscope-load {status_text(engine.returncode)} before its "
+                              "timed phase", engine.returncode) from None
         engine_errors: list[str] = []
         status_thread = threading.Thread(target=_pump_status,
                                          args=(engine, on_status, engine_errors), daemon=True)
@@ -161,8 +166,9 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         if health:
             health.check()  # a buffered write that failed after the engine's own call
         if recorder and recorder.exit_status is not None and recorder.exit_status < 0:
-            raise PointFailed(f"lockscope-record {status_text(recorder.exit_status)} "
-                              "during the timed phase", recorder.exit_status)
+            # killed, not refused: this point would be the only one without a trace
+            raise PointFailed(f"lockscope-record {status_text(recorder.exit_status)}: the "
+                              "point has no trace", recorder.exit_status)
         workload = json.loads(out.read_text())
         phase("collect")
         return PointResult(workload, recorder.trace if recorder else None,

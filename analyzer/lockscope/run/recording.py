@@ -155,8 +155,12 @@ class RecorderWindow:
         if not self.proc:
             return
         assert self.proc.stdin is not None      # started with stdin=PIPE
-        self.proc.stdin.write("start\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write("start\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.error = "lockscope-record ended before its window opened"
+            return  # close() reads how it ended
         if not read_until(self.proc, "started", 30):
             self.error = "lockscope-record did not open its window"
 

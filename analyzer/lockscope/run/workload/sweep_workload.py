@@ -24,7 +24,9 @@ from ...errors import UsageError
 from ...sizes import parse_size
 from ..dbserver.presets import Preset
 from ..fs_health import FsHealth
+from ..pids import pid_running
 from ..point import PointResult, engine_argv, run_point
+from ..point_errors import PointFailed
 from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from .command_point import CommandSpec, run_command_point
 from .options import command_spec
@@ -162,8 +164,16 @@ class PresetWorkload(CommandWorkload):
         return self.servers[fs].spec
 
     def run_point(self, fs, threads, workdir, scratch, ctx, recorder_args, before_timed):
-        res, _ = super().run_point(fs, threads, workdir, scratch, ctx, recorder_args,
-                                   before_timed)
+        server = self.servers[fs].server
+        try:
+            res, _ = super().run_point(fs, threads, workdir, scratch, ctx, recorder_args,
+                                       before_timed)
+        except PointFailed as exc:
+            if pid_running(server.pid):
+                raise
+            # the client's error follows from this one: the server is named first
+            raise PointFailed(f"the {server.kind} server (pid {server.pid}) is gone; "
+                              f"{exc}", exc.exit_status, exc.stderr_line) from None
         res.workload["ops_unit"] = "TPS"
         # what each run records of its server (the analysis keys on it)
         return res, {"server": self.servers[fs].server.facts()}
