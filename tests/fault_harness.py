@@ -110,7 +110,18 @@ def assert_one_line_failure(run: Run, *words: str) -> str:
     assert last.startswith("lockscope sweep: "), text[-3000:]
     for w in words:
         assert w in last, (w, last)
+    keep_line(last)
     return last
+
+
+def keep_line(line: str) -> None:
+    """With LOCKSCOPE_FAULT_LINES=FILE, the test's name and the line it got are appended
+    there: docs/faults.md's table is written from them."""
+    path = os.environ.get("LOCKSCOPE_FAULT_LINES")
+    if path:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+        with open(path, "a") as f:
+            f.write(f"{test}\t{line}\n")
 
 
 def mounted() -> set[str]:

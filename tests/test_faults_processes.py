@@ -16,6 +16,7 @@ from fault_harness import (
     assert_one_line_failure,
     find_child,
     job_file,
+    keep_line,
     kill_child,
     processes_mentioning,
     start_sweep,
@@ -100,6 +101,7 @@ def test_database_server_killed_mid_point(tmp_path):
     assert run.last_line().startswith("lockscope sweep: point ext4 threads=1 failed: the "
                                       "postgres server (pid "), text
     assert "is gone; command exited" in run.last_line()
+    keep_line(run.last_line())
     assert doc["partial"] is True and doc["runs"] == []
     assert_nothing_left(doc, run.out)
     assert not processes_mentioning(str(images))
@@ -116,6 +118,7 @@ def test_stopped_while_a_point_lays_out(tmp_path, sig):
     run.proc.send_signal(sig)
     assert run.finish() == 130, run.text()[-3000:]
     assert "Traceback" not in run.text()
+    keep_line(run.last_line())
     doc = run.results()
     assert doc["partial"] is True and doc["runs"] == []
     assert_nothing_left(doc, run.out)

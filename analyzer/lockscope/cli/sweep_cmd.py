@@ -488,8 +488,8 @@ def _finish(session: Session, interrupted: bool, args,
                        render=bool(doc["runs"]) and not args.no_report,
                        partial=interrupted or failed is not None)
     except OSError as exc:
-        raise LockscopeError(f"{len(doc['runs'])} completed point(s) not saved in "
-                             f"{session.out}: {os_error_text(exc)}"
+        raise LockscopeError(f"{session.results} not updated ({os_error_text(exc)}): "
+                             "it holds the points saved before"
                              + (f"; {failed}" if failed else "")) from None
     if interrupted:
         session.note(f"interrupted; {len(doc['runs'])} completed point(s) kept in "
