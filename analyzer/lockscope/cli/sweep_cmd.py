@@ -43,6 +43,8 @@ EXAMPLES = [
      "one filesystem, 3 runs per point"),
     ("lockscope sweep --scenario shared-written-randwrite", "see lockscope scenarios"),
     ("lockscope sweep --job my.fio --target /data", "your fio job, under /data"),
+    ("lockscope sweep --threads 1,4,16 --keep-going",
+     "a failed point is one line; the later ones still run"),
     ("lockscope sweep --preset postgres-pgbench --threads 1,4,16",
      "a database's client count"),
     ("lockscope sweep --command 'dd if=/dev/zero of={dir}/f bs=1M count=1024 oflag=direct'"
