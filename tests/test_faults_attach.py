@@ -60,3 +60,35 @@ def test_recorder_killed_then_target_gone_metrics_keep_answering(tmp_path):
         if target.poll() is None:
             target.kill()
             target.wait()
+
+
+def test_recorder_killed_under_a_bounded_attach(tmp_path):
+    """attach --duration: the recorder killed is one line naming it and the signal,
+    exit 1, and no recorder left."""
+    from fault_harness import keep_line
+
+    from lockscope_cli import LOCKSCOPE, says_window_open
+
+    target = subprocess.Popen(["sh", "-c", f"while :; do echo x >> {tmp_path}/f; "
+                               "sleep 0.05; done"])
+    try:
+        proc = LOCKSCOPE.start("attach", "--pid", str(target.pid), "--duration", "30",
+                               "--out", str(tmp_path / "out"), "--no-report")
+        assert proc.stderr is not None
+        said = []
+        for line in proc.stderr:  # until the window is open
+            said.append(line)
+            if says_window_open(line):
+                break
+        os.kill(recorders_of(proc.pid)[0], signal.SIGKILL)
+        _, rest = proc.communicate(timeout=60)
+        err = "".join(said) + rest
+    finally:
+        target.kill()
+        target.wait()
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last == "lockscope attach: lockscope-record killed by signal 9 (SIGKILL)", err
+    keep_line(last)
+    assert not recorders_of(proc.pid)

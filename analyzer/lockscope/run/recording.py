@@ -189,7 +189,10 @@ class RecorderWindow:
         if (done or rec.returncode == 0) and self.out.is_file():
             self.trace = json.loads(self.out.read_text())
             return rec if done else None
-        self.error = f"lockscope-record exited {rec.returncode}: {last_line(self._log)}"
+        # a killed recorder's last log line is whatever it said before, not why
+        last = last_line(self._log) if rec.returncode > 0 else ""
+        self.error = f"lockscope-record {status_text(rec.returncode)}" + (
+            f": {last}" if last else "")
         return None
 
     def abort(self) -> None:
