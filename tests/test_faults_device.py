@@ -21,6 +21,8 @@ from fault_harness import (
     start_sweep,
 )
 
+from conftest import KERNEL_TESTS_REQUIRED
+
 pytestmark = pytest.mark.kernel
 HERE = Path(__file__).resolve().parent
 RUNTIME = "2"
@@ -29,7 +31,13 @@ RUNTIME = "2"
 @pytest.fixture
 def failing_disk(tmp_path):
     """(the FUSE mount point to make images in, the control file: EIO while it exists)."""
-    pytest.importorskip("fuse", reason="fusepy (requirements-dev.txt) and libfuse2")
+    try:
+        import fuse  # noqa: F401  (fusepy loads libfuse2 as it is imported)
+    except (ImportError, OSError) as exc:
+        why = f"fusepy (requirements-dev.txt) on libfuse2 (TEST_PACKAGES): {exc}"
+        if KERNEL_TESTS_REQUIRED:
+            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {why}")
+        pytest.skip(why)
     backing, mnt, control = tmp_path / "backing", tmp_path / "disk", tmp_path / "fail"
     backing.mkdir()
     mnt.mkdir()

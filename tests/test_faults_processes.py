@@ -22,6 +22,10 @@ from fault_harness import (
     start_sweep,
 )
 
+from lockscope.run.dbserver.presets import PRESETS
+
+from conftest import KERNEL_TESTS_REQUIRED
+
 pytestmark = pytest.mark.kernel
 RUNTIME = "3"
 
@@ -76,10 +80,11 @@ def test_command_killed_mid_point(tmp_path):
 
 
 def test_database_server_killed_mid_point(tmp_path):
-    for tool in ("initdb", "pgbench"):
-        if not shutil.which(tool) and not list(
-                __import__("glob").glob(f"/usr/lib/postgresql/*/bin/{tool}")):
-            pytest.skip(f"{tool} is not installed")
+    why = PRESETS["postgres-pgbench"].missing()
+    if why:
+        if KERNEL_TESTS_REQUIRED:
+            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {why}")
+        pytest.skip(why)
     # the server's user must reach its datadir: not under pytest's private tmp_path
     images = Path(tempfile.mkdtemp(prefix="lockscope-faults-", dir="/var/tmp"))
     try:
