@@ -19,7 +19,8 @@ DEMO_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config 
 	libdw-dev libbz2-dev liblzma-dev elfutils liburing-dev libaio-dev protobuf-compiler python3-venv \
 	xfsprogs e2fsprogs util-linux libc6-dbg
 TEST_PACKAGES := $(DEMO_PACKAGES) fio linux-perf chromium bpftrace \
-	mariadb-server mariadb-client postgresql-15 sysbench golang-go prometheus systemd openssl
+	mariadb-server mariadb-client postgresql-15 sysbench golang-go prometheus systemd openssl \
+	libfuse2
 DIST_PACKAGES := $(DEMO_PACKAGES) mmdebstrap
 INFERNO_VERSION := 0.12.8
 # `make install` puts a launcher for this checkout's .venv at $(PREFIX)/bin/lockscope.

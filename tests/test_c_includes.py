@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TREES = ("workloads", "common", "bpf")
 
 # Stage order: folder (from the repository's root) → the folders (or single files) its
-# files may include besides their own; a folder not listed may include any. A rule admits what the folder
-# may use, so stages stay one-way when each rule lists only the stages below it.
+# files may include besides their own; a folder not listed may include any. A rule
+# admits what the folder may use, so stages stay one-way when each rule lists only the
+# stages below it.
 # The engine (workloads/README.md): engines, job, stats, io, report, then main.c and
 # control.c at the top; each stage may use the ones before it.
 _ENGINE_ORDER = ["workloads/engines", "workloads/job", "workloads/stats", "workloads/io",

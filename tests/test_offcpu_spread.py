@@ -1,4 +1,5 @@
-"""The recorder's off-CPU post-processing (bpf/recorder/read/offcpu.c), through lockscope-offcputest.
+"""The recorder's off-CPU post-processing (bpf/recorder/read/offcpu.c), through
+lockscope-offcputest.
 
 Off-CPU stacks are sampled in the kernel; the switch-outs between samples are summed without
 stacks and, after the window, spread over the sampled stacks of the same (thread, reason, lock,

@@ -483,6 +483,7 @@ class FailedPoint(TypedDict, total=False):
     error: str
     exit_status: int | None
     stderr: str | None
+    went_on: bool               # the sweep ran the later points (--keep-going)
 
 
 class AttachTarget(TypedDict, total=False):
@@ -543,7 +544,8 @@ class ResultsDoc(TypedDict, total=False):
     window: AttachWindow
     db: DbDoc | None
     analysis: Analysis
-    failed_point: FailedPoint   # the point that stopped the sweep (run/workload/points.py)
+    failed_point: FailedPoint   # the first point that failed (run/workload/points.py)
+    failed_points: list[FailedPoint]  # every one that failed (more with --keep-going)
 
 
 # ---------------------------------------------------------------- analysis.<fs> (sweep)

@@ -21,16 +21,17 @@ from typing import Any
 from ..analysis.recorder_cost import recorder_cost
 from ..binaries import find_binary, recorder_facts
 from ..errors import LockscopeError, UsageError
+from ..run.fs_health import FsHealth
 from ..run.host import filesystem_facts
 from ..run.loopfs import image_dir, make_loopfs
 from ..run.outdir import check_dir, default_out_dir
 from ..run.point import clean_workdir
+from ..run.point_errors import PointFailed, os_error_text
+from ..run.point_faults import PointFaults, os_errors_fail_the_point
 from ..run.progress import SweepProgress
 from ..run.scenarios import DEFAULT
 from ..run.session import Session
-from ..run.workload.command_point import PointFailed
 from ..run.workload.options import add_command_arguments
-from ..run.workload.points import failed_point
 from ..run.workload.preset_sweep import add_preset_arguments
 from ..run.workload.sweep_workload import PointContext, SweepWorkload, workload_of
 from ..sizes import parse_size
@@ -42,6 +43,8 @@ EXAMPLES = [
      "one filesystem, 3 runs per point"),
     ("lockscope sweep --scenario shared-written-randwrite", "see lockscope scenarios"),
     ("lockscope sweep --job my.fio --target /data", "your fio job, under /data"),
+    ("lockscope sweep --threads 1,4,16 --keep-going",
+     "a failed point is one line; the later ones still run"),
     ("lockscope sweep --preset postgres-pgbench --threads 1,4,16",
      "a database's client count"),
     ("lockscope sweep --command 'dd if=/dev/zero of={dir}/f bs=1M count=1024 oflag=direct'"
@@ -112,6 +115,11 @@ def add_parser(sub) -> None:
                        "instead of a loop image (repeat for several filesystems)")
     p.add_argument("--image-dir", default=None, metavar="DIR",
                    help="where loop images are made (default: $LOCKSCOPE_IMAGE_DIR or /var/tmp)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="when a point fails (its workload, the filesystem under it, the "
+                   "recorder killed), say so in one line and run the later points; the "
+                   "sweep still exits 1 and its results are marked partial (default: stop "
+                   "at the first failed point)")
     p.add_argument("--no-trace", action="store_true",
                    help="run the workload only, without the recorder")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
@@ -217,20 +225,34 @@ def run(args) -> int:
         except PointFailed as exc:
             failed = exc  # the completed points are analyzed; the sweep ends non-zero
         except LockscopeError:
-            stack.close()
+            _noting(session, stack.close)
             # Keep the completed points before reporting the failure.
             doc["analysis"] = {}
-            session.checkpoint()
+            _noting(session, session.checkpoint)
             raise
         # The images are unmounted, detached and deleted while the analysis and the
         # report run: deleting a fragmented image takes seconds of kernel time.
         cleanup = Background(stack.close)
         try:
-            return _finish(session, interrupted, args, failed)
-        finally:
-            cleanup.wait()
+            status = _finish(session, interrupted, args, failed)
+        except BaseException:
+            _noting(session, cleanup.wait)  # the sweep's own line comes last
+            raise
+        cleanup.wait()
+        return status
     finally:
-        stack.close()  # what is left after a failure (a no-op after cleanup)
+        _noting(session, stack.close)  # what is left after a failure (a no-op after cleanup)
+
+
+def _noting(session: Session, fn) -> None:
+    """fn(); its failure (a teardown or a save on a failed filesystem) as a note, so
+    that the sweep's own line, which follows, is the one it ends with."""
+    try:
+        fn()
+    except LockscopeError as exc:
+        session.note(str(exc))
+    except OSError as exc:
+        session.note(os_error_text(exc))
 
 
 class Background:
@@ -287,8 +309,14 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc,
 def _destroy_all(made: list) -> None:
     jobs = [Background(fs.destroy, True) for fs in made]
     made.clear()
+    errors = []
     for job in jobs:
-        job.wait()
+        try:
+            job.wait()
+        except LockscopeError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise LockscopeError("; ".join(errors))
 
 
 def _remove_tree_we_made(wd: Path) -> None:
@@ -319,6 +347,8 @@ def _run_points(session: Session, workload: SweepWorkload, fss, workdirs, args,
     warm = list(WARM_MODULES[1:] if not args.no_report else [])
     probing = KindsSeen()
     ctx = PointContext(args.runtime, not args.no_trace, _time_limit(args))
+    faults = PointFaults(doc, args.keep_going, len(order))
+    health = {fs: FsHealth(wd) for fs, wd in workdirs.items()}
 
     def settle() -> None:
         while pending:
@@ -342,13 +372,16 @@ def _run_points(session: Session, workload: SweepWorkload, fss, workdirs, args,
                 recorder_args = (["--max-overhead", f"{args.max_overhead:g}", "--raw-syscalls"]
                                  + probing.args() + point_fs_args(doc, fs))
                 ctx.on_status, ctx.on_phase = progress.status, progress.phase
+                ctx.health = health[fs]
                 try:
-                    res, run_keys = workload.run_point(fs, n, wd, scratch, ctx,
-                                                       recorder_args, settle)
+                    with os_errors_fail_the_point("the point's files or outputs"):
+                        health[fs].check()  # the filesystem failed since the last point
+                        res, run_keys = workload.run_point(fs, n, wd, scratch, ctx,
+                                                           recorder_args, settle)
                 except PointFailed as exc:
-                    doc["failed_point"] = failed_point(fs, n, rep, exc)
-                    raise PointFailed(f"{label}: {exc}", exc.exit_status,
-                                      exc.stderr_line) from None
+                    faults.failed(fs, n, rep, label, exc, len(order) - i - 1)
+                    _clean_after_failure(wd)
+                    continue
                 pending.append(res.wait_detached)
                 probing.learn(res.trace)
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
@@ -356,15 +389,26 @@ def _run_points(session: Session, workload: SweepWorkload, fss, workdirs, args,
                                     "trace_error": res.trace_error, "files": res.files,
                                     "phases_s": res.phases_s,
                                     "recorder_cost": recorder_cost(res.trace), **run_keys})
-                clean_workdir(wd)
+                with os_errors_fail_the_point(f"point {label}: removing its files"):
+                    clean_workdir(wd)
                 progress.end_point(i, label, res.workload, res.trace_error)
                 # Keep what is done on disk: a crash later still leaves a readable
                 # recording. Everything the point's scratch held is now in the results.
                 pending.append(Background(_save_point, session, scratch).wait)
     finally:
-        settle()
+        with os_errors_fail_the_point("saving the last point"):
+            settle()
     if (out / "points").is_dir():
-        shutil.rmtree(out / "points")
+        shutil.rmtree(out / "points", ignore_errors=True)
+    faults.finish()
+
+
+def _clean_after_failure(wd: Path) -> None:
+    """The failed point's files, where the filesystem still lets them go."""
+    try:
+        clean_workdir(wd)
+    except OSError:
+        pass  # its image goes at the end; a read-only one keeps them
 
 
 def point_fs_args(doc, label: str) -> list[str]:
@@ -441,9 +485,14 @@ def _finish(session: Session, interrupted: bool, args,
     if doc["runs"]:
         doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]
                                     if r.get("engine_argv")})
-    session.finish(analyze if doc["runs"] else None, print_summary,
-                   render=bool(doc["runs"]) and not args.no_report,
-                   partial=interrupted or failed is not None)
+    try:
+        session.finish(analyze if doc["runs"] else None, print_summary,
+                       render=bool(doc["runs"]) and not args.no_report,
+                       partial=interrupted or failed is not None)
+    except OSError as exc:
+        raise LockscopeError(f"{session.results} not updated ({os_error_text(exc)}): "
+                             "it holds the points saved before"
+                             + (f"; {failed}" if failed else "")) from None
     if interrupted:
         session.note(f"interrupted; {len(doc['runs'])} completed point(s) kept in "
                      f"{session.results} (marked partial)")

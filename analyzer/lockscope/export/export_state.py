@@ -62,6 +62,9 @@ class ExportContext:
     web_config_ok: bool | None = None
     # times the exporter process was started again after it died
     exporter_restarts: int | None = None
+    # times a continuous attach started the recorder again, by reason (run/continuous.py);
+    # None where nothing restarts it (a recording exported once)
+    recorder_restarts: Mapping[str, int] | None = None
 
 
 CONTEXT_KEYS = tuple(ExportContext.__dataclass_fields__)
@@ -138,6 +141,9 @@ def drop_kinds(drops: Mapping[str, Any]) -> dict[str, int]:
     return out
 
 
+RESTARTS_KEY = "lockscope_restarts"
+
+
 def state_context(state: Mapping[str, Any]) -> dict[str, Any]:
     """What an interval's ``state`` (maps in use, drops and sampling so far) sets in the
     context."""
@@ -153,6 +159,9 @@ def state_context(state: Mapping[str, Any]) -> dict[str, Any]:
         kw["duty_pct"] = float(sampling["duty_pct"])
     if isinstance(sampling, Mapping) and "pauses" in sampling:
         kw["pauses"] = {k: sampling.get(k, 0) for k in ("pauses", "paused_ns")}
+    # not the recorder's: a continuous attach adds it to each interval it drains
+    if isinstance(state.get(RESTARTS_KEY), Mapping):
+        kw["recorder_restarts"] = {str(k): int(v) for k, v in state[RESTARTS_KEY].items()}
     return kw
 
 

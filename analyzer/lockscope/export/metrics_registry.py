@@ -188,6 +188,14 @@ def _context_metrics(s: ExportSnapshot) -> Iterator[Metric]:
                                labels=["target"])
         up.add_metric([c.target or ""], 1.0 if c.target_up else 0.0)
         yield up
+    if c.recorder_restarts is not None:
+        r = CounterMetricFamily("lockscope_recorder_restarts", "Times the recorder was "
+                                "started again, by reason: ended (it exited or was "
+                                "killed), rotated (--rotate), target_restarted (its cgroup "
+                                "was made again)", labels=["reason"])
+        for k, v in sorted(c.recorder_restarts.items()):
+            r.add_metric([k], v)
+        yield r
     if c.max_overhead_pct is not None:
         yield GaugeMetricFamily("lockscope_recorder_budget_share", "The recorder's CPU "
                                 "budget (--max-overhead) as a share of all CPUs",

@@ -64,12 +64,15 @@ def missing_notes(doc: ResultsDoc) -> list[str]:
     if doc.get("partial"):
         notes.append("The sweep was interrupted: this report covers only the points that "
                      "completed.")
-    failed = doc.get("failed_point")
-    if isinstance(failed, dict):
+    failed_all = doc.get("failed_points")
+    for failed in failed_all if isinstance(failed_all, list) else [doc.get("failed_point")]:
+        if not isinstance(failed, dict):
+            continue
         status = failed.get("exit_status")
         notes.append(f"The point {failed.get('fs', '?')} {failed.get('threads', '?')} threads "
-                     f"(repeat {failed.get('repeat', '?')}) failed and the sweep stopped there: "
-                     f"{failed.get('error') or 'no reason recorded'}"
+                     f"(repeat {failed.get('repeat', '?')}) failed"
+                     + (": " if failed.get("went_on") else " and the sweep stopped there: ")
+                     + f"{failed.get('error') or 'no reason recorded'}"
                      + (f" (exit status {status})" if status is not None else ""))
     # Runs without a trace, grouped by filesystem and reason.
     untraced: dict[tuple[str, str], set[int]] = defaultdict(set)

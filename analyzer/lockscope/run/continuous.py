@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockscopeError
+from ..export.export_state import RESTARTS_KEY
 from .recording import RecorderWindow, stop
 from .target import Target
 
@@ -113,12 +114,14 @@ class ContinuousRecorder:
         self.argv: list[str] = []
         self.starts = 0
         self.rotations = 0
+        # restarts by reason, exported with each interval (lockscope_recorder_restarts)
+        self.restarts = {"ended": 0, "rotated": 0, "target_restarted": 0}
         self.started_at = 0.0
         self.cgroup_id = _cgroup_id(target)
 
     def start(self) -> None:
         """A recorder on the target, counting; LockscopeError when it cannot attach."""
-        drain = SeriesDrain(self.feed)
+        drain = SeriesDrain(self._feed)
         args = [*self.recorder_args, "--series-out", drain.path]
         window = RecorderWindow(self.target.recorder_filter(), self.scratch, args,
                                 prefix=".", pass_fds=(drain.write_fd,))
@@ -134,6 +137,13 @@ class ContinuousRecorder:
         self.cgroup_id = _cgroup_id(self.target)
         self.starts += 1
         self.started_at = time.monotonic()
+
+    def _feed(self, iv: dict[str, Any]) -> None:
+        state = iv.get("state")
+        if not isinstance(state, dict):
+            state = iv["state"] = {}
+        state[RESTARTS_KEY] = dict(self.restarts)
+        self.feed(iv)
 
     def running(self) -> bool:
         return self.window is not None and self.window.running()
@@ -254,13 +264,16 @@ def watch(rec: ContinuousRecorder, target: Target, flag: StopFlag,
         if rotate_s and rec.running() and time.monotonic() - rec.started_at >= rotate_s:
             rec.close()     # its maps go with it
             rec.rotations += 1
+            rec.restarts["rotated"] += 1
             retry_at = time.monotonic()
         elif rec.cgroup_changed():
             say("the target's cgroup was made again (a restart): recording it anew")
             rec.close()
+            rec.restarts["target_restarted"] += 1
             retry_at = time.monotonic()
         elif not rec.running() and rec.window is not None:
             why = rec.close()
+            rec.restarts["ended"] += 1
             say(f"the recorder ended ({why}); starting it again in {RESTART_BACKOFF_S:g} s")
             retry_at = time.monotonic() + RESTART_BACKOFF_S
         if retry_at is not None and time.monotonic() >= retry_at and \

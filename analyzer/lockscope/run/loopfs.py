@@ -7,6 +7,7 @@ unmount, detach and delete exactly what lockscope made, and nothing else.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import LockscopeError, UsageError
 from .host import mount_of
 from .pids import pid_exists
 
@@ -112,9 +113,20 @@ def _run(cmd: list[str]) -> str:
     except FileNotFoundError as exc:
         raise UsageError(f"{cmd[0]} not found: install it (make demo installs it)") from exc
     if res.returncode != 0:
-        msg = (res.stderr or res.stdout).strip().splitlines()
-        raise RuntimeError(f"{' '.join(cmd)}: {msg[-1] if msg else f'exit {res.returncode}'}")
+        raise LockscopeError(f"{' '.join(cmd)}: "
+                             f"{_error_line(res.stderr or res.stdout) or f'exit {res.returncode}'}")
     return res.stdout
+
+
+def _error_line(text: str) -> str:
+    """The line that says why a tool failed: its last, or the last before the usage text
+    it printed after it (mkfs.xfs does)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("Usage:"):
+            lines = lines[:i] or lines
+            break
+    return lines[-1] if lines else ""
 
 
 def _is_mounted(mountpoint: str) -> bool:
@@ -189,7 +201,9 @@ def _running(pid: int) -> bool:
 
 
 def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
-    """Undo what the ledger says lockscope made, in reverse order."""
+    """Undo what the ledger says lockscope made, in reverse order. An image that cannot
+    be deleted (its filesystem went read-only, or fails) stays in the ledger, for the
+    next run to delete, and is one LockscopeError after the rest is undone."""
     if fs.mountpoint and _is_mounted(fs.mountpoint):
         for _attempt in range(50):
             res = subprocess.run(["umount", fs.mountpoint], capture_output=True)
@@ -201,19 +215,31 @@ def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
     # Only detach the device if it still points at our image.
     if fs.device and _loop_backing(fs.device).startswith(fs.image):
         subprocess.run(["losetup", "-d", fs.device], capture_output=True)
+    kept = ""
     if fs.image_created and os.path.exists(fs.image):
-        if free_later:
-            _unlink_freeing_later(fs.image)
-        else:
-            os.unlink(fs.image)
+        try:
+            if free_later:
+                _unlink_freeing_later(fs.image)
+            else:
+                os.unlink(fs.image)
+        except OSError as exc:
+            kept = (f"the image {fs.image} could not be deleted: {exc.strerror} "
+                    f"({errno.errorcode.get(exc.errno or 0, exc.errno)}); the next "
+                    "lockscope run here deletes it")
     mp = Path(fs.mountpoint) if fs.mountpoint else None
     if mp and mp.is_dir() and not _is_mounted(str(mp)):
         try:
             mp.rmdir()
-            if mp.parent.name.startswith("lockscope-"):
-                mp.parent.rmdir()
         except OSError:
             pass
+    home = Path(fs.image).parent
+    if home.name.startswith("lockscope-") and home.is_dir():
+        try:
+            home.rmdir()  # only when empty: the image and mount point went above
+        except OSError:
+            pass
+    if kept:
+        raise LockscopeError(kept)
     try:
         fs._ledger().unlink()
     except FileNotFoundError:
@@ -237,7 +263,10 @@ def cleanup_stale() -> list[str]:
             continue
         if pid_exists(fs.owner_pid):
             continue
-        teardown(fs)
+        try:
+            teardown(fs)
+        except LockscopeError:
+            continue  # its image is still on a read-only or failing filesystem
         cleaned.append(fs.mountpoint)
     return cleaned
 

@@ -21,7 +21,9 @@ from pathlib import Path
 
 from ..binaries import find_binary
 from ..errors import LockscopeError
+from .fs_health import FsHealth
 from .host import dev_name
+from .point_errors import PointFailed, status_text
 from .recording import RecorderWindow, open_window, read_ready, stop
 
 READY_TIMEOUT_S = 600  # laying out a written file can take a while on a slow device
@@ -107,11 +109,14 @@ def file_facts(workdir: Path) -> list[dict]:
 def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: str,
               scratch: Path, trace: bool = True, recorder_args: list[str] | None = None,
               on_status: Callable[[dict], None] | None = None,
-              before_timed: Callable[[], None] | None = None) -> PointResult:
+              before_timed: Callable[[], None] | None = None,
+              health: FsHealth | None = None) -> PointResult:
     """Run one point with its data files in ``workdir`` (a directory the sweep made and
     owns on the filesystem under test) and its outputs in ``scratch`` (elsewhere, so that
     writing them does not touch the filesystem being measured). ``before_timed`` runs
-    just before the timed phase starts (the sweep finishes its background work there)."""
+    just before the timed phase starts (the sweep finishes its background work there).
+    ``health``: the filesystem under test, watched while the engine lays out and checked
+    after the timed phase; an error it reported fails the point (PointFailed)."""
     # The same data file name at every point: locks and files are keyed by path
     # when points are compared.
     scratch.mkdir(parents=True, exist_ok=True)
@@ -129,12 +134,23 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
             # The recorder loads and attaches while the engine lays its files out: it
             # counts nothing before the start line, so only the wait shrinks.
             recorder = RecorderWindow(["--pid", str(engine.pid)], scratch, recorder_args)
-        read_ready(engine, "lockscope-load", READY_TIMEOUT_S)
+        try:
+            read_ready(engine, "lockscope-load", READY_TIMEOUT_S,
+                       check=health.check if health else None)
+        except PointFailed:
+            raise
+        except LockscopeError as exc:
+            raise PointFailed(str(exc), engine.returncode) from None
         phase("layout")
         open_window(recorder, phase, before_timed)
         assert engine.stdin is not None     # started with stdin=PIPE
-        engine.stdin.write("go\n")
-        engine.stdin.flush()
+        try:
+            engine.stdin.write("go\n")
+            engine.stdin.flush()
+        except BrokenPipeError:
+            engine.wait()  # it died after 'ready': its status says how
+            raise PointFailed(f"lockscope-load {status_text(engine.returncode)} before its "
+                              "timed phase", engine.returncode) from None
         engine_errors: list[str] = []
         status_thread = threading.Thread(target=_pump_status,
                                          args=(engine, on_status, engine_errors), daemon=True)
@@ -144,8 +160,15 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
         phase("timed")
         detaching = recorder.close() if recorder else None
         if engine.returncode != 0:
-            raise LockscopeError(f"lockscope-load exited {engine.returncode}: "
-                                 f"{engine_errors[-1] if engine_errors else ' '.join(argv[1:])}")
+            last = engine_errors[-1] if engine_errors else ""
+            raise PointFailed(f"lockscope-load {status_text(engine.returncode)}: "
+                              f"{last or ' '.join(argv[1:])}", engine.returncode, last)
+        if health:
+            health.check()  # a buffered write that failed after the engine's own call
+        if recorder and recorder.exit_status is not None and recorder.exit_status < 0:
+            # killed, not refused: this point would be the only one without a trace
+            raise PointFailed(f"lockscope-record {status_text(recorder.exit_status)}: the "
+                              "point has no trace", recorder.exit_status)
         workload = json.loads(out.read_text())
         phase("collect")
         return PointResult(workload, recorder.trace if recorder else None,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..binaries import find_binary
 from ..errors import LockscopeError
+from .point_errors import status_text
 
 ATTACH_TIMEOUT_S = 60
 PR_SET_PDEATHSIG = 1
@@ -58,14 +59,37 @@ def read_until(proc: subprocess.Popen, word: str, timeout: float) -> bool:
     return False
 
 
-def read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None) -> None:
-    """Wait for the ``ready`` line; a process that dies first is an error with its stderr."""
-    if read_line(proc, timeout) == "ready":
+CHECK_EVERY_S = 0.5
+
+
+def read_ready(proc: subprocess.Popen, what: str, timeout: float, stderr=None,
+               check: Callable[[], None] | None = None) -> None:
+    """Wait for the ``ready`` line; a process that dies first is an error with its stderr.
+    ``check`` runs every CHECK_EVERY_S while waiting and may raise to end the wait (a
+    process stuck on a failing device neither says ``ready`` nor exits)."""
+    result: list[str] = []
+
+    def reader():
+        result.append(proc.stdout.readline())
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    deadline = time.monotonic() + timeout
+    while t.is_alive() and (left := deadline - time.monotonic()) > 0:
+        t.join(min(left, CHECK_EVERY_S) if check else left)
+        if check and t.is_alive():
+            check()
+    if result and result[0].strip() == "ready":
         return
+    if result:  # EOF (or another line): it is ending; its status follows shortly
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
     if proc.poll() is None:
         raise LockscopeError(f"{what} did not become ready within {timeout:.0f} s")
     err = last_line(stderr if stderr is not None else proc.stderr)
-    raise LockscopeError(f"{what} exited {proc.returncode} before it was ready"
+    raise LockscopeError(f"{what} {status_text(proc.returncode)} before it was ready"
                          + (f": {err}" if err else ""))
 
 
@@ -131,8 +155,12 @@ class RecorderWindow:
         if not self.proc:
             return
         assert self.proc.stdin is not None      # started with stdin=PIPE
-        self.proc.stdin.write("start\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write("start\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.error = "lockscope-record ended before its window opened"
+            return  # close() reads how it ended
         if not read_until(self.proc, "started", 30):
             self.error = "lockscope-record did not open its window"
 
@@ -161,7 +189,10 @@ class RecorderWindow:
         if (done or rec.returncode == 0) and self.out.is_file():
             self.trace = json.loads(self.out.read_text())
             return rec if done else None
-        self.error = f"lockscope-record exited {rec.returncode}: {last_line(self._log)}"
+        # a killed recorder's last log line is whatever it said before, not why
+        last = last_line(self._log) if rec.returncode > 0 else ""
+        self.error = f"lockscope-record {status_text(rec.returncode)}" + (
+            f": {last}" if last else "")
         return None
 
     def abort(self) -> None:

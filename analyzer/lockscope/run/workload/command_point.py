@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...analysis.syscall_kinds import calls_of_kind
-from ...errors import LockscopeError
 from ..point import PhaseClock, PointResult, file_facts
+from ..point_errors import PointFailed, status_text
 from ..recording import RecorderWindow, last_line, open_window
 from .gate import RanTooLong, end_group, run_gated, spawn_gated, tool_env
 from .parsers import PARSERS, Throughput, ToolOutputError, fio_job
@@ -43,17 +43,6 @@ class CommandSpec:
             return [render(self.command, threads, runtime_s, workdir)]
         return [render(self.command, threads, runtime_s, workdir, self.split.part(i, threads))
                 for i in range(threads)]
-
-
-class PointFailed(LockscopeError):
-    """The command (or --prepare) failed at a point, or its output could not be read:
-    the sweep keeps the completed points and marks this one."""
-
-    def __init__(self, message: str, exit_status: int | None = None,
-                 stderr_line: str = "") -> None:
-        super().__init__(message)
-        self.exit_status = exit_status
-        self.stderr_line = stderr_line
 
 
 def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir: Path,
@@ -150,8 +139,7 @@ def _check_exits(procs: list[subprocess.Popen], scratch: Path) -> None:
         with open(scratch / f"command-{i}.err") as err:
             last = last_line(err)
         who = f"command (writer {i})" if len(procs) > 1 else "command"
-        status = (f"killed by signal {-p.returncode}" if p.returncode < 0
-                  else f"exited {p.returncode}")
+        status = status_text(p.returncode)
         raise PointFailed(f"{who} {status}" + (f": {last}" if last else ""), p.returncode,
                           last)
 

@@ -3,7 +3,8 @@ space it needs, and the point that failed."""
 
 from __future__ import annotations
 
-from .command_point import CommandSpec, PointFailed
+from ..point_errors import PointFailed
+from .command_point import CommandSpec
 from .scope import cleanup_stale as cleanup_stale_cgroups
 
 HEADROOM = 64 << 20  # what a command may write besides --span; the image must hold both
@@ -36,6 +37,7 @@ def command_space_needed(spec: CommandSpec) -> int:
     return (spec.split.span_bytes if spec.per_thread else 0) + HEADROOM
 
 
-def failed_point(fs: str, threads: int, repeat: int, exc: PointFailed) -> dict:
+def failed_point(fs: str, threads: int, repeat: int, exc: PointFailed,
+                 went_on: bool = False) -> dict:
     return {"fs": fs, "threads": threads, "repeat": repeat, "error": str(exc),
-            "exit_status": exc.exit_status, "stderr": exc.stderr_line}
+            "exit_status": exc.exit_status, "stderr": exc.stderr_line, "went_on": went_on}

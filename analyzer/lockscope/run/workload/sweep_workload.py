@@ -23,7 +23,10 @@ from typing import Any
 from ...errors import UsageError
 from ...sizes import parse_size
 from ..dbserver.presets import Preset
+from ..fs_health import FsHealth
+from ..pids import pid_running
 from ..point import PointResult, engine_argv, run_point
+from ..point_errors import PointFailed
 from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
 from .command_point import CommandSpec, run_command_point
 from .options import command_spec
@@ -40,6 +43,7 @@ class PointContext:
     limit_s: float | None           # --time-limit of a --command or --preset point
     on_status: Callable[[dict], None] | None = None
     on_phase: Callable[[str], None] | None = None
+    health: FsHealth | None = None  # the point's filesystem, watched (run/fs_health.py)
 
 
 class SweepWorkload:
@@ -103,7 +107,7 @@ class EngineWorkload(SweepWorkload):
         res = run_point(self.scenario.job, threads, ctx.runtime_s, workdir,
                         self.scenario.name, scratch, trace=ctx.trace,
                         on_status=ctx.on_status, recorder_args=recorder_args,
-                        before_timed=before_timed)
+                        before_timed=before_timed, health=ctx.health)
         extra = {}
         if res.engine_argv:
             extra["engine_argv"] = [Path(res.engine_argv[0]).name] + res.engine_argv[1:]
@@ -131,6 +135,8 @@ class CommandWorkload(SweepWorkload):
                                 trace=ctx.trace, recorder_args=recorder_args,
                                 before_timed=before_timed, on_phase=ctx.on_phase,
                                 limit_s=ctx.limit_s)
+        if ctx.health:
+            ctx.health.check()  # the command may not see a write that failed later
         return res, {}
 
 
@@ -158,8 +164,16 @@ class PresetWorkload(CommandWorkload):
         return self.servers[fs].spec
 
     def run_point(self, fs, threads, workdir, scratch, ctx, recorder_args, before_timed):
-        res, _ = super().run_point(fs, threads, workdir, scratch, ctx, recorder_args,
-                                   before_timed)
+        server = self.servers[fs].server
+        try:
+            res, _ = super().run_point(fs, threads, workdir, scratch, ctx, recorder_args,
+                                       before_timed)
+        except PointFailed as exc:
+            if pid_running(server.pid):
+                raise
+            # the client's error follows from this one: the server is named first
+            raise PointFailed(f"the {server.kind} server (pid {server.pid}) is gone; "
+                              f"{exc}", exc.exit_status, exc.stderr_line) from None
         res.workload["ops_unit"] = "TPS"
         # what each run records of its server (the analysis keys on it)
         return res, {"server": self.servers[fs].server.facts()}
