@@ -31,8 +31,11 @@ from ..schema import ResultsDoc
 
 VERIFY_DIR = "verify"
 NOT_MECHANICAL = "not mechanically applicable"
-PRESET_WHY = ("no locking rule proposes a database setting that changes this preset's "
-              "write pattern (e.g. innodb_flush_method, wal_sync_method): nothing to apply")
+PRESET_WHY = ("a database preset: no rule proposes a setting that changes its write pattern "
+              "(innodb_flush_method, wal_sync_method), and settings that give up durability "
+              "(innodb_flush_log_at_trx_commit, synchronous_commit) are not applied to verify "
+              "a diagnosis")
+NO_LOCK = "not run: the verdict blames no lock, so there is no wait to verify"
 COMMAND_WHY = "a --command workload: --remedy-command gives the remedied command"
 
 
@@ -113,13 +116,13 @@ def plan(doc: ResultsDoc, args, out: Path) -> tuple[dict[str, Any], list[Rerun]]
                                  "remedies": []}
         section["filesystems"][label] = entry
         pairs = verdict_fixes(fstype, verdict, fa.get("causes") or [])
-        if lock is None:
-            entry["note"] = "the verdict blames no lock: there is no wait to verify"
-            entry["remedies"] = [_skipped(r, fix, "the verdict blames no lock")
-                                 for r, fix in pairs]
-            continue
         if getattr(args, "preset", None):
             entry["remedies"] = [_skipped(r, "", PRESET_WHY) for r, _ in pairs]
+            continue
+        if lock is None:
+            entry["note"] = NO_LOCK.removeprefix("not run: ")
+            entry["remedies"] = [{"remedy": r, "fix": fix or None, "outcome": "not_applicable",
+                                  "line": NO_LOCK} for r, fix in pairs]
             continue
         if args.command_template:
             entry["remedies"] = [_skipped(r, "", COMMAND_WHY) for r, _ in pairs]
@@ -206,7 +209,9 @@ def verify(doc: ResultsDoc, args, out: Path, sweep: Callable[[list[str]], int],
              + ", ".join(f"{r.fs}: {r.title} at threads {','.join(map(str, r.threads))}"
                          for r in reruns) + f"): about {total:.0f} s, {how}")
     else:
-        note("--verify: no remedy can be applied mechanically; nothing to rerun")
+        note("--verify: nothing to rerun: " + "; ".join(
+            f"{fs}: {e.get('note') or 'no remedy can be applied mechanically'}"
+            for fs, e in section["filesystems"].items()))
     begun, interrupted = time.monotonic(), False
     for i, rr in enumerate(reruns):
         entry = section["filesystems"][rr.fs]
