@@ -27,11 +27,15 @@ def verify_sweep(out: Path, *extra: str) -> dict:
     res = LOCKSCOPE.run("sweep", *BASE, "--out", str(out), "--no-report", "--verify",
                         *extra, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads((out / "results.json").read_text())
+    # the premise: the sweep blames i_rwsem (other load on the CPUs can hide it: alone)
+    verdict = doc["analysis"]["ext4"]["verdict"]
+    assert verdict["kind"] == "inode_lock_contention" and verdict["lock"] == "i_rwsem", \
+        verdict["summary"]
     # the time the reruns take is announced before they start
     announced = res.stderr.index("--verify: ")
     assert "about " in res.stderr[announced:].splitlines()[0]
     assert announced < res.stderr.index("--verify [1/")
-    doc = json.loads((out / "results.json").read_text())
     assert_nothing_left(doc)
     return doc
 
@@ -51,9 +55,6 @@ def recorded_share(doc: dict, threads: int, kind: str) -> float:
 def test_default_sweeps_remedies_remove_the_i_rwsem_wait(tmp_path):
     out = tmp_path / "default"
     doc = verify_sweep(out)
-    verdict = doc["analysis"]["ext4"]["verdict"]
-    assert verdict["kind"] == "inode_lock_contention" and verdict["lock"] == "i_rwsem", \
-        verdict["summary"]
     assert recorded_share(doc, 2, "i_rwsem") >= LOCK_MIN_SHARE
     entry = doc["verify"]["filesystems"]["ext4"]
     assert entry["lock"]["name"] == "i_rwsem" and entry["threads"] == [1, 2]
@@ -87,6 +88,7 @@ def _engine_command(*extra: str) -> str:
         "--runtime={runtime}"
 
 
+@pytest.mark.alone  # the premise, a verdict on i_rwsem: other tests' CPU use can hide it
 @pytest.mark.kernel
 def test_a_remedy_aimed_elsewhere_is_not_verified(tmp_path):
     # a new random seed: the writes still land in holes of one shared file
