@@ -17,7 +17,9 @@ def add_verify_arguments(p: argparse.ArgumentParser) -> None:
                    "applied to the workload mechanically (written layout, a file per thread, "
                    "aligned writes, batched fdatasync, O_DIRECT), at the lowest and highest "
                    "thread counts, and report before and after: verified, partly or not "
-                   "verified (results.json verify; the reruns in OUT/verify/)")
+                   "verified (results.json verify; the reruns in OUT/verify/). --command: "
+                   "give --remedy-command; --preset: no rule proposes a setting, nothing "
+                   "reruns")
     g.add_argument("--remedy-command", metavar="TEMPLATE",
                    help="with --command and --verify: the remedied command, in the same "
                    "template language as --command (same fields and companions)")
