@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .flame.embed import embedding
+from .outputs import carries_marker
 
 
 def _pct(x: Any) -> str:
@@ -30,11 +31,12 @@ def _rows(row: dict[str, Any]) -> list[dict[str, str]]:
              "share_after": _pct(at(a, "lock_share", n))} for n in threads]
 
 
-def _flame(row: dict[str, Any], base: Path, results_dir: Path, embed: bool) -> dict[str, Any]:
+def _flame(row: dict[str, Any], base: Path, results_dir: Path, embed: bool,
+           ident: str) -> dict[str, Any]:
     fd = row.get("flame_diff") or {}
     svg = results_dir / fd["svg"] if fd.get("svg") else None
     entry: dict[str, Any] = {"error": fd.get("error"), "packed": None, "height": 0,
-                             "svg_name": "-", "id": f"verify-{abs(hash(fd.get('svg')))}"}
+                             "svg_name": "-", "id": ident}
     if svg is not None and svg.exists():
         try:
             entry["svg_name"] = str(svg.relative_to(base))
@@ -54,15 +56,16 @@ def verify_view(doc: Any, base: Path, results_dir: Path, *, embed: bool = True,
     if not isinstance(section, dict):
         return []
     out = []
-    for fs, entry in (section.get("filesystems") or {}).items():
+    for f, (fs, entry) in enumerate((section.get("filesystems") or {}).items()):
         remedies = []
-        for row in entry.get("remedies") or []:
+        for r, row in enumerate(entry.get("remedies") or []):
             ran = "before" in row
             remedies.append({"title": row.get("title") or row.get("remedy"),
                              "remedy": row.get("remedy"), "outcome": row.get("outcome"),
                              "line": row.get("line"), "command": row.get("command"),
                              "out": row.get("out"), "rows": _rows(row) if ran else [],
-                             "flame": _flame(row, base, results_dir, embed) if ran else None})
+                             "flame": _flame(row, base, results_dir, embed, f"verify-{f}-{r}")
+                             if ran else None})
         svg, png = _plot(fs, entry, png_dir)
         out.append({"fs": fs, "lock": (entry.get("lock") or {}).get("name"),
                     "note": entry.get("note"), "confidence": entry.get("confidence"),
@@ -99,5 +102,7 @@ def _plot(fs: str, entry: dict[str, Any], png_dir: Path | None) -> tuple[str | N
     png = None
     if png_dir is not None:
         png = png_dir / f"report-verify-{fs}.png"
+        if png.exists() and not carries_marker(png):
+            return buf.getvalue(), None     # not ours: never overwritten
         fig.savefig(png, format="png", dpi=110, metadata={"Software": "lockscope report"})
     return buf.getvalue(), png

@@ -145,6 +145,11 @@ def plan(doc: ResultsDoc, args, out: Path) -> tuple[dict[str, Any], list[Rerun]]
                 entry["remedies"].append(_skipped("; ".join(remedies), fix, remedied, False))
                 continue
             out_dir = out / VERIFY_DIR / f"{label}-{fix.replace('_', '-')}"
+            if out_dir.exists():    # not made by this sweep: never written into
+                entry["remedies"].append({"remedy": "; ".join(remedies), "fix": fix,
+                                          "outcome": "failed",
+                                          "line": f"not run: {out_dir} exists"})
+                continue
             name = f"{(doc.get('workload') or {}).get('scenario') or 'job'}-{fix}"
             path = _job_file(out_dir / f"{name}.fio", name, remedied)
             reruns.append(Rerun(label, fix, "; ".join(remedies), FIXES[fix].title, out_dir,
@@ -175,8 +180,11 @@ def estimate_s(doc: ResultsDoc, reruns: list[Rerun], repeat: int) -> tuple[float
             [took[id(r)] for r in runs if r["threads"] == n] or list(took.values()) or [0.0]
         return sum(same) / len(same)
 
-    start = datetime.datetime.fromisoformat(str(doc.get("created_wall")))
-    wall = (datetime.datetime.now(datetime.UTC) - start).total_seconds()
+    try:
+        start = datetime.datetime.fromisoformat(str(doc.get("created_wall")))
+        wall = (datetime.datetime.now(datetime.UTC) - start).total_seconds()
+    except (TypeError, ValueError):
+        wall = 0.0   # no start time: the points alone
     n_fs = len({r["fs"] for r in runs}) or 1
     setup = max(wall - sum(took.values()), 0.0) / n_fs
     total = sum(setup + repeat * sum(at(rr.fs, n) for n in rr.threads) for rr in reruns)
