@@ -476,6 +476,60 @@ class DbDoc(TypedDict, total=False):
     warning: str | None
 
 
+class VerifyCurve(TypedDict):
+    """Per thread count (ascending), one list each: ``verify...before`` / ``after``."""
+
+    threads: list[int]
+    iops: list[float]
+    efficiency: list[float]
+    lock_share: list[float | None]   # the blamed lock's share of thread time (None: untraced)
+
+
+class VerifyRemedy(TypedDict, total=False):
+    """``verify.filesystems.<fs>.remedies[]``: one remedy of the verdict (docs/sweep.md)."""
+
+    remedy: str              # the verdict's prose remedy (several joined by "; ")
+    fix: str | None          # analysis/remedies.py FIXES name, "remedy_command", or None
+    outcome: str             # verified | partly | not_verified | not_measured | failed |
+    #                          not_run | not_applicable | not_needed
+    line: str                # the one-line outcome
+    # only for a remedy that was rerun
+    title: str
+    changes: dict[str, list[Any]]   # job option -> [before, after] (None: absent)
+    threads: list[int]
+    out: str                 # the rerun's directory, relative to the sweep's --out
+    command: str             # the rerun's own command line
+    before: VerifyCurve
+    after: VerifyCurve
+    share_before: float | None
+    share_after: float | None
+    efficiency_before: float | None
+    efficiency_after: float | None
+    limit: str | None        # partly: what limits the rerun now (its verdict's summary)
+    after_verdict: dict[str, Any]
+    flame_diff: dict[str, str | None]   # folded, svg (relative to --out), error
+
+
+class VerifyFs(TypedDict, total=False):
+    verdict: str
+    confidence: str          # the verdict's confidence before --verify
+    confidence_after: str    # after: one step lower when no rerun remedy moved the wait
+    lock: dict[str, Any] | None   # name, inode, path of the blamed lock (None: no lock)
+    threads: list[int]       # the thread counts the reruns ran at
+    note: str
+    remedies: list[VerifyRemedy]
+
+
+class Verify(TypedDict, total=False):
+    """``verify`` of a sweep run with --verify."""
+
+    thresholds: dict[str, float]     # gone_share, fell_ratio, scales_efficiency
+    estimate_s: float                # announced before the reruns
+    elapsed_s: float
+    partial: bool                    # interrupted: some remedies not run
+    filesystems: dict[str, VerifyFs]
+
+
 class FailedPoint(TypedDict, total=False):
     fs: str
     threads: int
@@ -546,6 +600,7 @@ class ResultsDoc(TypedDict, total=False):
     analysis: Analysis
     failed_point: FailedPoint   # the first point that failed (run/workload/points.py)
     failed_points: list[FailedPoint]  # every one that failed (more with --keep-going)
+    verify: Verify              # sweep --verify: the remedied reruns (run/remedy_rerun.py)
 
 
 # ---------------------------------------------------------------- analysis.<fs> (sweep)

@@ -26,6 +26,7 @@ from .explain import what_if
 from .holders import annotate, lock_releasers, lock_samples, releasers, split
 from .kernel_release import parse_release, release_of
 from .lock_mode import mode_share
+from .remedy_outcome import lower_confidence
 from .rules import FileFacts, Judgment, judge, kernel_rules
 from .runs import lock_key
 from .scaling import build_points, finish_locks
@@ -112,6 +113,8 @@ def analyze(doc: ResultsDoc) -> Analysis:
             _server_analysis(per_fs[label], runs, host)
     out: Analysis = dict(per_fs)
     out["comparison"] = compare(per_fs)
+    if doc.get("verify"):
+        lower_confidence(out, dict(doc["verify"]))   # what --verify found stays said
     return out
 
 

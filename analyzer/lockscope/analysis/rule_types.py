@@ -42,6 +42,9 @@ class Holds:
     rule: str
     share: Share | None
     remedy: str = ""
+    # the remedy as a transformation of the workload (analysis/remedies.py FIXES), or ""
+    # when it cannot be applied mechanically (sweep --verify says so)
+    fix: str = ""
     # what a later kernel does instead, and the share of writes it relieves
     later: str = ""
     relieved: Callable[[WriteClasses], float] | None = None

@@ -25,7 +25,8 @@ EXTENDING = Rule("ext4", "extending", "writes that extend i_size", (
           "extending", "a write past i_size must update the size under the exclusive lock",
           ws.extending,
           remedy="size the file before the timed writes (write or fallocate it to its final "
-                 "size) so that writes do not extend i_size"),
+                 "size) so that writes do not extend i_size",
+          fix="presize"),
 ))
 
 HOLES = Rule("ext4", "hole", "writes into holes", (
@@ -36,13 +37,15 @@ HOLES = Rule("ext4", "hole", "writes into holes", (
           "exclusive to allocate", ws.holes,
           remedy="preallocate the file with written blocks (write it once, e.g. "
                  "lockscope-load --layout=written): before 6.3 only overwrites of written "
-                 "blocks keep i_rwsem shared, fallocate()d extents do not"),
+                 "blocks keep i_rwsem shared, fallocate()d extents do not",
+          fix="written_layout"),
     Holds(V63, None, PREALLOCATED,
           FILE + "ext4_dio_write_checks() -> ext4_overwrite_io(..., &unwritten)",
           "holes", "a DIO write into holes is not a pure overwrite, so ext4 takes i_rwsem "
           "exclusive to allocate", ws.holes,
           remedy="preallocate the file (write it once or fallocate it, e.g. lockscope-load "
-                 "--layout=written) so DIO writes are overwrites under a shared i_rwsem"),
+                 "--layout=written) so DIO writes are overwrites under a shared i_rwsem",
+          fix="written_layout"),
 ))
 
 PREALLOCATED_EXTENTS = Rule("ext4", "unwritten", "writes onto preallocated extents", (
@@ -54,6 +57,7 @@ PREALLOCATED_EXTENTS = Rule("ext4", "unwritten", "writes onto preallocated exten
           remedy="write the file once instead of fallocate() (lockscope-load "
                  "--layout=written): only written blocks are overwritten under a shared "
                  "i_rwsem here",
+          fix="written_layout",
           later="from 6.3, preallocated extents are overwritten under a shared lock "
                 "(240930fb7e6b): a kernel upgrade also removes this",
           relieved=ws.aligned_unwritten),
@@ -70,6 +74,7 @@ UNALIGNED_WRITES = Rule("ext4", "unaligned", "unaligned overwrites of written bl
           "unaligned", "every unaligned DIO write takes i_rwsem exclusive and waits for all "
           "in-flight DIO", ws.unaligned,
           remedy="align the writes to the fs block size",
+          fix="align",
           later="from 6.5, unaligned overwrites of written blocks run under a shared lock "
                 "(310ee0902b8d): a kernel upgrade also removes this for them",
           relieved=ws.unaligned_overwrites),
@@ -79,14 +84,16 @@ UNALIGNED_WRITES = Rule("ext4", "unaligned", "unaligned overwrites of written bl
           "unaligned_unwritten", "an unaligned DIO write onto unwritten extents is exclusive "
           "and waits for all in-flight DIO", ws.unaligned_unwritten,
           remedy="align the writes to the fs block size (the extents are already "
-                 "allocated: aligned writes onto unwritten extents keep i_rwsem shared)"),
+                 "allocated: aligned writes onto unwritten extents keep i_rwsem shared)",
+          fix="align"),
 ))
 
 BUFFERED = Rule("ext4", None, "buffered writes", (
     Holds(None, None, "378f32bab371 (ext4: introduce direct I/O write using iomap "
           "infrastructure) split it out", FILE + "ext4_buffered_write_iter() -> inode_lock()",
           "buffered", "buffered writes take the inode lock exclusive", ws.buffered,
-          remedy="use O_DIRECT overwrites, or a file per thread"),
+          remedy="use O_DIRECT overwrites, or a file per thread",
+          fix="direct_io"),
 ))
 
 NOT_NOSEC = Rule("ext4", "writes", "writes to a file that is not IS_NOSEC", (
@@ -102,7 +109,8 @@ DSYNC = Rule("ext4", None, "O_DSYNC writes", (
           "dsync_commit", "O_DSYNC writes wait for journal commits while others queue on "
           "the inode lock", ws.dsync,
           remedy="batch durability (fdatasync every N writes) instead of O_DSYNC on every "
-                 "write, or put the journal on a faster device"),
+                 "write, or put the journal on a faster device",
+          fix="batch_fdatasync"),
 ))
 
 RULES = (EXTENDING, HOLES, PREALLOCATED_EXTENTS, UNALIGNED_WRITES, BUFFERED, NOT_NOSEC, DSYNC)

@@ -29,7 +29,8 @@ EXTENDING = Rule("xfs", "extending", "unaligned writes that reach EOF", (
           "exclusive at once (the DIO code zeroes partial tail blocks beyond EOF)",
           ws.unaligned_extending,
           remedy="align the writes to the fs block size, or size the file first, so that "
-                 "no unaligned write reaches EOF"),
+                 "no unaligned write reaches EOF",
+          fix="align"),
 ))
 
 UNALIGNED_WRITES = Rule("xfs", "unaligned", "unaligned overwrites of written blocks", (
@@ -38,6 +39,7 @@ UNALIGNED_WRITES = Rule("xfs", "unaligned", "unaligned overwrites of written blo
           "unaligned", "every unaligned DIO write takes the IOLOCK exclusive and drains "
           "in-flight DIO", ws.unaligned,
           remedy="align the writes to the fs block size",
+          fix="align",
           later="from 5.12, unaligned overwrites of written blocks run under a shared IOLOCK "
                 "(ed1128c2d0c8): a kernel upgrade also removes this for them",
           relieved=ws.unaligned_overwrites),
@@ -46,17 +48,20 @@ UNALIGNED_WRITES = Rule("xfs", "unaligned", "unaligned overwrites of written blo
                  "exclusive on -EAGAIN)",
           "unaligned", "an unaligned DIO write that needs zeroing or allocation retries with "
           "the IOLOCK exclusive", ws.unaligned_needs_block,
-          remedy="align the writes to the fs block size"),
+          remedy="align the writes to the fs block size",
+          fix="align"),
 ))
 
 BUFFERED = Rule("xfs", None, "buffered writes", (
     Holds(None, V512, "", FILE + "xfs_file_buffered_aio_write() -> "
           "xfs_ilock(XFS_IOLOCK_EXCL)",
           "buffered", "buffered writes take the inode lock exclusive", ws.buffered,
-          remedy="use O_DIRECT, or a file per thread"),
+          remedy="use O_DIRECT, or a file per thread",
+          fix="direct_io"),
     Holds(V512, None, RENAMED, FILE + "xfs_file_buffered_write() -> xfs_ilock(XFS_IOLOCK_EXCL)",
           "buffered", "buffered writes take the inode lock exclusive", ws.buffered,
-          remedy="use O_DIRECT, or a file per thread"),
+          remedy="use O_DIRECT, or a file per thread",
+          fix="direct_io"),
 ))
 
 NOT_NOSEC = Rule("xfs", "writes", "writes to a file that is not IS_NOSEC", (
@@ -76,7 +81,8 @@ DSYNC = Rule("xfs", None, "O_DSYNC writes", (
           "dsync_commit", "O_DSYNC writes wait for journal commits while others queue on "
           "the inode lock", ws.dsync,
           remedy="batch durability (fdatasync every N writes) instead of O_DSYNC on every "
-                 "write"),
+                 "write",
+          fix="batch_fdatasync"),
 ))
 
 RULES = (EXTENDING, UNALIGNED_WRITES, BUFFERED, NOT_NOSEC, DSYNC)

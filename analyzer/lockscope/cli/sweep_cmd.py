@@ -31,6 +31,7 @@ from ..run.point_faults import PointFaults, os_errors_fail_the_point
 from ..run.progress import SweepProgress
 from ..run.scenarios import DEFAULT
 from ..run.session import Session
+from ..run.verify_options import add_verify_arguments, check_verify
 from ..run.workload.options import add_command_arguments
 from ..run.workload.preset_sweep import add_preset_arguments
 from ..run.workload.sweep_workload import PointContext, SweepWorkload, workload_of
@@ -50,6 +51,12 @@ EXAMPLES = [
     ("lockscope sweep --command 'dd if=/dev/zero of={dir}/f bs=1M count=1024 oflag=direct'"
      " --throughput dd --threads 1",
      "any tool, its own figures"),
+    ("lockscope sweep --fs ext4 --threads 1,4 --verify",
+     "rerun with each remedy, before vs after"),
+    ("lockscope sweep --command 'fio --filename={dir}/f ... --numjobs={threads}' "
+     "--throughput fio --verify --remedy-command 'fio --directory={dir} ... "
+     "--numjobs={threads}'",
+     "your remedied command, checked"),
 ]
 
 # ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
@@ -123,6 +130,7 @@ def add_parser(sub) -> None:
     p.add_argument("--no-trace", action="store_true",
                    help="run the workload only, without the recorder")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    add_verify_arguments(p)
     p.add_argument("--max-overhead", type=float, default=0, metavar="PCT",
                    help="the recorder's BPF CPU budget in percent of the CPUs: above it, it "
                    "sheds stacks, then probe groups (default 0: never; a sweep's points are "
@@ -172,6 +180,7 @@ def run(args) -> int:
         raise UsageError("--repeat must be >= 1")
     if not 0 <= args.max_overhead <= 100:
         raise UsageError("--max-overhead must be between 0 and 100")
+    check_verify(args)
     workload.validate(args.threads, args.runtime)
     targets = _targets(args)
     fss = list(targets) if targets else args.fs
@@ -476,6 +485,13 @@ def _save_point(session: Session, scratch: Path) -> None:
     session.checkpoint()
 
 
+def _sweep_again(argv: list[str]) -> int:
+    """``lockscope sweep argv`` in this process (a --verify rerun)."""
+    parser = argparse.ArgumentParser(prog="lockscope")
+    add_parser(parser.add_subparsers())
+    return run(parser.parse_args(["sweep", *argv]))
+
+
 def _finish(session: Session, interrupted: bool, args,
             failed: PointFailed | None = None) -> int:
     from ..analysis import analyze
@@ -485,14 +501,19 @@ def _finish(session: Session, interrupted: bool, args,
     if doc["runs"]:
         doc["reproduce"] += sorted({shlex.join(r["engine_argv"]) for r in doc["runs"]
                                     if r.get("engine_argv")})
+    verifying = args.verify and not interrupted and failed is None and bool(doc["runs"])
     try:
         session.finish(analyze if doc["runs"] else None, print_summary,
-                       render=bool(doc["runs"]) and not args.no_report,
+                       render=bool(doc["runs"]) and not args.no_report and not verifying,
                        partial=interrupted or failed is not None)
     except OSError as exc:
         raise LockscopeError(f"{session.results} not updated ({os_error_text(exc)}): "
                              "it holds the points saved before"
                              + (f"; {failed}" if failed else "")) from None
+    if verifying:
+        from ..run.remedy_rerun import run_verify
+
+        return run_verify(session, args, _sweep_again)
     if interrupted:
         session.note(f"interrupted; {len(doc['runs'])} completed point(s) kept in "
                      f"{session.results} (marked partial)")

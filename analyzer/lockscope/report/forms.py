@@ -47,16 +47,26 @@ def _sweep_plots(views: Any, **opts: Any) -> list:
     return render_plots(views, **opts)
 
 
+def _verify(doc, base: Path, source: str, **opts: Any) -> list:
+    """The --verify section's entries; the reruns' files are under results.json's
+    directory."""
+    from .verify_section import verify_view
+
+    return verify_view(doc, base, Path(source).parent if source else base, **opts)
+
+
 def _sweep_html(doc, model, plots, flames, base, source, follow) -> str:
     from .html import render_html
 
-    return render_html(model, plots, flames, base, follow)
+    return render_html(model, plots, flames, base, follow,
+                       _verify(doc, base, source, embed=True))
 
 
 def _sweep_md(doc, model, plots, flames, base, source, follow) -> str:
     from .markdown import render_markdown
 
-    return render_markdown(model, plots, flames, base, follow)
+    return render_markdown(model, plots, flames, base, follow,
+                           _verify(doc, base, source, embed=False, png_dir=base))
 
 
 def _attach_plot_data(doc: ResultsDoc, model: Any) -> Any:

@@ -60,7 +60,8 @@ def _rel(path: Path | None, base: Path) -> str:
 
 
 def render_html(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
-                base: Path, follow: list | None = None) -> str:
+                base: Path, follow: list | None = None,
+                verify: list[dict[str, Any]] | None = None) -> str:
     """The whole report page as one string; `base` is the directory the page is written to."""
     env = environment()
     css = (TEMPLATES / "report.css").read_text()
@@ -70,9 +71,11 @@ def render_html(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
     entries = flame_entries(flames, [v.name for v in model.filesystems], base)
     flame_dir = _rel(next((g.folded.parent for g in flames.graphs if g.folded), None), base) \
         if flames and flames.graphs else "flame"
+    for v in verify or []:
+        v["svg"] = Markup(inline_svg(v["svg"], f"plot-verify-{v['fs']}")) if v["svg"] else None
     return env.get_template("report.html.j2").render(
         m=model, css=Markup(css), script=Markup(script), plots=plot_map, flames=entries,
-        flame_dir=flame_dir, follow=follow or [])
+        flame_dir=flame_dir, follow=follow or [], verify=verify or [])
 
 
 _PROLOG = re.compile(r"\A\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?", re.S)

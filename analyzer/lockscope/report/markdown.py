@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from .flame.graphs import FlameSet
@@ -13,7 +14,8 @@ from .templating import environment
 
 
 def render_markdown(model: ReportModel, plots: list[Plot], flames: FlameSet | None,
-                    base: Path, follow: list | None = None) -> str:
+                    base: Path, follow: list | None = None,
+                    verify: list[dict[str, Any]] | None = None) -> str:
     """The report as Markdown; image and flame links are relative to `base`."""
     env = environment()
     images = {}
@@ -26,7 +28,8 @@ def render_markdown(model: ReportModel, plots: list[Plot], flames: FlameSet | No
     entries = flame_entries(flames, [v.name for v in model.filesystems], base,
                              embed=False)
     text = env.get_template("report.md.j2").render(m=model, plots=images, flames=entries,
-                                                       follow=follow or [])
+                                                       follow=follow or [],
+                                                   verify=verify or [])
     # Collapse the blank-line runs the template's conditionals leave behind, and
     # keep headings apart from the text around them.
     lines: list[str] = []

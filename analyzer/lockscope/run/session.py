@@ -100,6 +100,10 @@ class Session:
     def note(self, text: str) -> None:
         print(f"lockscope {self.name}: {text}", file=sys.stderr)
 
+    def report(self) -> Any:
+        """The report of the document as it is now (after a later section was added)."""
+        return self._report()
+
     def _report(self) -> Any:
         try:
             from ..report import render_report
