@@ -1,8 +1,9 @@
 """Attach as a user that is not root, holding exactly the capabilities lockscope
 documents (lockscope.capabilities, the service unit's AmbientCapabilities), given by
-setpriv: it records, with symbolized kernel stacks; with a required one removed it
-refuses in one line naming it; with an optional one removed it records and says what is
-lost, naming it. The continuous attach's exporter process holds none of them."""
+tests/support/run_with_caps.py: it records, with symbolized kernel stacks; with a
+required one removed it refuses in one line naming it; with an optional one removed it
+records and says what is lost, naming it. The continuous attach's exporter process holds
+none of them."""
 
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ import pytest
 
 from lockscope.capabilities import CAPABILITIES, memlock_charged
 
-from conftest import ROOT, require_kernel, require_tool
+from conftest import ROOT, require_kernel
 from continuous_attach import free_port
 from prometheus_server import wait_for
 
 pytestmark = pytest.mark.kernel
 USER = "nobody"
+RUN_WITH_CAPS = Path(__file__).resolve().parents[2] / "support" / "run_with_caps.py"
 
 
 def _bounding() -> int:
@@ -46,7 +48,6 @@ def home():
     """The package and its binaries where USER can read them (pytest's own temporary
     directories are root's alone), and a directory USER may write its results to."""
     require_kernel()
-    require_tool("setpriv")
     d = Path(tempfile.mkdtemp(prefix="lockscope-nonroot-"))
     try:
         yield _fill(d)
@@ -70,19 +71,11 @@ def _fill(d: Path) -> Path:
     return d
 
 
-def _setpriv(caps: list[str]) -> list[str]:
-    spec = ",".join(f"+{c.lower().removeprefix('cap_')}" for c in caps) or "-all"
-    return ["setpriv", f"--reuid={USER}", f"--regid={USER}" if _has_group(USER) else
-            "--regid=65534", "--clear-groups", f"--inh-caps={spec}", f"--ambient-caps={spec}"]
-
-
-def _has_group(name: str) -> bool:
-    import grp
-    try:
-        grp.getgrnam(name)
-        return True
-    except KeyError:
-        return False
+def _as_service_user(caps: list[str]) -> list[str]:
+    """USER holding exactly these capabilities (by number: run_with_caps.py), as the
+    service's User= and AmbientCapabilities= give them."""
+    numbers = ",".join(str(c.number) for c in CAPABILITIES if c.name in caps)
+    return [sys.executable, str(RUN_WITH_CAPS), USER, numbers, "--"]
 
 
 def _python(home: Path) -> tuple[list[str], dict[str, str]]:
@@ -93,7 +86,7 @@ def _python(home: Path) -> tuple[list[str], dict[str, str]]:
     if os.environ.get("LOCKSCOPE_COMMAND"):      # an installed release (the host matrix)
         return [os.environ["LOCKSCOPE_COMMAND"]], dict(os.environ)
     for python in (sys.executable, f"/usr/bin/python3.{sys.version_info.minor}"):
-        probe = subprocess.run([*_setpriv([]), python, "-c", "import numpy, bcrypt"],
+        probe = subprocess.run([*_as_service_user([]), python, "-c", "import numpy, bcrypt"],
                                env=env, capture_output=True, cwd="/")
         if probe.returncode == 0:
             return [python, "-m", "lockscope"], env
@@ -102,7 +95,7 @@ def _python(home: Path) -> tuple[list[str], dict[str, str]]:
 
 def _attach(home: Path, caps: list[str], target: int, out: Path):
     argv, env = _python(home)
-    return subprocess.run([*_setpriv(caps), *argv, "attach", "--pid", str(target),
+    return subprocess.run([*_as_service_user(caps), *argv, "attach", "--pid", str(target),
                            "--duration", "2", "--no-report", "--out", str(out)],
                           env=env, capture_output=True, text=True, timeout=180, cwd="/")
 
@@ -162,7 +155,7 @@ def test_attach_without_one_capability_names_it(home, target, cap):
 def test_continuous_attach_as_a_service_user(home, target):
     argv, env = _python(home)
     port = free_port()
-    proc = subprocess.Popen([*_setpriv([c.name for c in GRANTABLE]), *argv, "attach",
+    proc = subprocess.Popen([*_as_service_user([c.name for c in GRANTABLE]), *argv, "attach",
                              "--continuous", "--pid", str(target), "--listen",
                              f"127.0.0.1:{port}"], env=env, cwd="/", text=True,
                             stderr=subprocess.PIPE)
