@@ -101,19 +101,20 @@ check: $(STAMPS)/venv proto
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-# The unit tests in parallel (one process per CPU); then the kernel tests three at a
-# time, a module to a worker (its shared filesystems and servers stay one; they wait on
-# disks, timers and servers more than they compute); last those marked alone, one at a
-# time: the recorder's budget, rates and scaling, which other tests beside them would move.
+# The tests by folder (tests/README.md): tests/unit in parallel (one process per CPU);
+# then tests/kernel three at a time, a module to a worker (its shared filesystems and
+# servers stay one; they wait on disks, timers and servers more than they compute); last
+# the kernel tests marked alone, one at a time: the recorder's budget, rates and scaling,
+# which other tests beside them would move.
 KERNEL_TEST_WORKERS ?= 3
 
 test: test-deps bins install check
-	$(PY) -m pytest tests -m "not kernel" -n auto
-	$(PY) -m pytest tests -m "kernel and not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
-	$(PY) -m pytest tests -m "kernel and alone"
+	$(PY) -m pytest tests/unit -n auto
+	$(PY) -m pytest tests/kernel -m "not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests/kernel -m alone
 
 unit-test: check
-	$(PY) -m pytest tests -m "not kernel" -n auto
+	$(PY) -m pytest tests/unit -n auto
 
 # The release artifact: dist/lockscope-VERSION-x86_64-linux.tar.gz (docs/install.md).
 dist: $(STAMPS)/apt-dist deps bins proto

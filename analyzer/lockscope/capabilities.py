@@ -1,7 +1,7 @@
 """The capabilities recording needs, and what each one missing costs (docs/fleet.md,
 "Least privilege"). Root holds them all; a service user is given exactly these (the
 systemd unit's AmbientCapabilities). Measured by running the recorder as a non-root
-user with each one removed (tests/test_attach_privileges.py)."""
+user with each one removed (tests/kernel/attach/test_attach_privileges.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The kernel-support summary the matrix measured (docs/kernel-matrix.json) and the tables
 rendered from it: README's short one and docs/kernels.md's per-group one;
-tests/test_kernel_support.py checks both documents against the JSON."""
+tests/unit/project/test_kernel_support.py checks both documents against the JSON."""
 
 from __future__ import annotations
 

@@ -442,7 +442,7 @@ void options_defaults(struct job_opts *job, struct prog_opts *prog)
 
 		if (!d->def || !(d->scope == SCOPE_JOB ? (void *)job : (void *)prog))
 			continue;
-		/* The table's own defaults always parse (tests/test_workload_parse.py
+		/* The table's own defaults always parse (tests/unit/run/test_workload_parse.py
 		 * checks every one through --parse-only). */
 		if (opt_store(d, job, prog, d->def, err, sizeof(err)))
 			abort();

@@ -39,7 +39,7 @@ from .. import __version__
 PROBES = ("tracepoint", "kprobe")
 STAMP = "// generator: lockscope follow"
 
-# Where the tests ran each variant for real (tests/test_follow_kernel.py), and against
+# Where the tests ran each variant for real (tests/kernel/follow/test_follow_kernel.py), and against
 # what: the script's header repeats it.
 TESTED = {
     "tracepoint": "Linux 6.18 with bpftrace 0.17.0 (Debian 12): the count and total\n"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Test driver for offcpu.c (tests/test_offcpu_spread.py): reads
+/* Test driver for offcpu.c (tests/unit/recorder/test_offcpu_spread.py): reads
  *   max N
  *   R tid reason lock syscall kstack ustack count ns   (a map record)
  *   T tid reason lock syscall kstack ustack count ns   (a thread's pending sum;
