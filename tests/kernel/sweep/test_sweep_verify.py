@@ -11,14 +11,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_sweep import assert_nothing_left
 
 from lockscope.analysis.remedy_outcome import GONE_SHARE
 from lockscope.analysis.verdict import LOCK_MIN_SHARE
 
 from conftest import LOCKSCOPE
+from sweep_runs import assert_nothing_left
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 LOAD = ROOT / "build" / "bin" / "lockscope-load"
 BASE = ("--fs", "ext4", "--runtime", "2", "--image-size", "2g")
 
