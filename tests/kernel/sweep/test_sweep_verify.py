@@ -70,7 +70,15 @@ def test_default_sweeps_remedies_remove_the_i_rwsem_wait(tmp_path):
         own = recorded_share(rerun, 2, "i_rwsem")
         assert own < GONE_SHARE, (fix, own)
         assert row["share_after"] == pytest.approx(own, abs=0.02), (fix, row, own)
-        assert row["outcome"] == "verified", row["line"]
+        # the wait is gone; whether throughput then scales is the device's and the CPUs'
+        # to say: verified exactly when the rerun's own verdict (its analysis, not the
+        # remedy judge) says the filesystem scales, else partly, naming that verdict
+        rerun_verdict = rerun["analysis"]["ext4"]["verdict"]["kind"]
+        if rerun_verdict == "scales":
+            assert row["outcome"] == "verified", row["line"]
+        else:
+            assert row["outcome"] in ("verified", "partly"), row["line"]
+            assert row["outcome"] == "verified" or rerun_verdict in row["line"], row["line"]
         assert row["after"]["efficiency"][-1] > row["before"]["efficiency"][-1]
         assert (out / row["flame_diff"]["svg"]).is_file() or row["flame_diff"]["error"]
     # the job really changed as the fix says, and the rerun ran that job
