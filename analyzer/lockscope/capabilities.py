@@ -39,7 +39,8 @@ CAPABILITIES = (
     Capability("CAP_SYS_ADMIN", 21, False,
                "the recorder's CPU is not measured (BPF run-time statistics: "
                "kernel/bpf/syscall.c: bpf_enable_stats), so --max-overhead cannot be held: "
-               "the budget and cost figures are reported as not measured"),
+               "the budget and cost figures are reported as not measured; and on some "
+               "kernels (Debian 12's 6.1, measured) the BPF object does not load at all"),
     Capability("CAP_SYS_RESOURCE", 24, False,
                "on kernels that charge BPF maps to RLIMIT_MEMLOCK (before memory-cgroup "
                "accounting, kernel/bpf/syscall.c: bpf_map_charge_memlock) the maps may not "

@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
 #include "clock.h"
 #include "json_out.h"
 #include "session.h"
 #include "msg.h"
+#include "setup/privileges.h"
 #include "emit/document.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -129,21 +129,10 @@ static enum wake wait_for(struct rec_session *s, bool watch_stdin, double deadli
 	}
 }
 
-/* Whether this process holds capability CAP in its effective set. */
-static bool cap_effective(int cap)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = {};
-
-	if (syscall(SYS_capget, &hdr, data))
-		return false;
-	return data[cap / 32].effective & (1u << (cap % 32));
-}
-
 /* Root is not needed: CAP_BPF and CAP_PERFMON are (docs/fleet.md, least privilege). */
 static int check_privileges(void)
 {
-	bool bpf = cap_effective(CAP_BPF), perfmon = cap_effective(CAP_PERFMON);
+	bool bpf = privileges_effective(CAP_BPF), perfmon = privileges_effective(CAP_PERFMON);
 	int fd;
 
 	if (!bpf || !perfmon) {

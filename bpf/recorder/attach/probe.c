@@ -29,6 +29,8 @@
 #include "attach/tplink.h"
 #include "msg.h"
 #include "setup/syscall_names.h"
+#include "setup/privileges.h"
+#include <linux/capability.h>
 
 #define K(kind) (1u << ATTACH_##kind)
 #define TRACEPOINT_KINDS (K(TP_BTF) | K(RAW_TP) | K(TRACEPOINT))
@@ -1131,8 +1133,13 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 		if (err) {
 			if (!failed_prog_from_log(name, sizeof(name)) ||
 			    (g = probe_prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
-				msg_error("cannot load the BPF object: %s (run with --verbose, or "
-					  "'lockscope doctor')", strerror(-err));
+				/* measured on 6.1: without CAP_SYS_ADMIN the object
+				 * does not load (EINVAL), with CAP_BPF and CAP_PERFMON */
+				msg_error("cannot load the BPF object: %s%s (run with --verbose, or "
+					  "'lockscope doctor')", strerror(-err),
+					  privileges_effective(CAP_SYS_ADMIN) ? "" :
+					  "; CAP_SYS_ADMIN is missing, which some kernels need to "
+					  "load it");
 				break;
 			}
 			mark_failed(&p->groups[g], kind, "load", -err);

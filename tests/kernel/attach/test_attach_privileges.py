@@ -141,6 +141,11 @@ def test_attach_without_one_capability_names_it(home, target, cap):
         assert res.returncode != 0
         assert len(lines) == 1 and cap.name in lines[0] and "Traceback" not in res.stderr
         assert not out.exists() or not (out / "results.json").exists()
+    elif cap.name == "CAP_SYS_ADMIN" and res.returncode != 0:
+        # a kernel that does not load the object without it (6.1, measured): the error
+        # line names it
+        assert cap.name in lines[-1] and "Traceback" not in res.stderr, res.stderr
+        return
     else:
         assert res.returncode == 0, res.stderr
         assert f"without {cap.name}" in res.stderr, res.stderr
