@@ -31,6 +31,8 @@ from fault_harness import (
     start_sweep,
 )
 
+from lockscope.run.point import READY_TIMEOUT_S
+
 pytestmark = pytest.mark.kernel
 RUNTIME = "1"
 SIZE_MB = 256
@@ -181,6 +183,12 @@ def held(pids: list[int]):
                 os.kill(pid, signal.SIGCONT)
 
 
+def assert_soon(run, since: float) -> None:
+    """The line came as the I/O failed: far from the readiness timeout (as the storage
+    faults: a tenth of it)."""
+    assert run.lines[-1][0] - since < READY_TIMEOUT_S / 10, run.lines[-1][0] - since
+
+
 def assert_failed_on_io(run, point: str | None) -> str:
     """The one line names the point (when one ran) and the I/O error."""
     last = assert_one_line_failure(run, *([f"point ext4 threads={point} failed"]
@@ -207,9 +215,11 @@ def test_dm_error(tmp_path, disk, when):
         # emulated guest) the next point could otherwise finish before the switch
         with held(processes_mentioning(str(run.out))):
             disk.switch(disk.table("error"))
+    swapped = time.monotonic()
     run.finish()
     # before: the line names the first point, or what failed before it
     assert_failed_on_io(run, {"before": None, "during": "1", "after": "2"}[when])
+    assert_soon(run, swapped)
     doc = run.results()
     assert doc["partial"] is True
     assert [r["threads"] for r in doc["runs"]] == ([1] if when == "after" else [])
@@ -222,8 +232,10 @@ def test_dm_flakey_error_writes_during_a_point(tmp_path, disk):
     run = sweep_on(tmp_path, disk, "1,2")
     find_child("lockscope-load", str(run.out))
     disk.switch(table)
+    swapped = time.monotonic()
     run.finish()
     assert_failed_on_io(run, "1")
+    assert_soon(run, swapped)
     doc = run.results()
     assert doc["partial"] is True and doc["runs"] == []
     assert_nothing_left(doc, run.out)
