@@ -46,6 +46,15 @@ TESTS = {
     "test_attach_without_one_capability_names_it[CAP_SYS_ADMIN]":
         "privileges_without_sys_admin",
     "test_continuous_attach_as_a_service_user": "privileges_exporter_unprivileged",
+    # lockscope follow's bpftrace script on the release's own bpftrace, against the recorder
+    "test_the_script_counts_the_waits_the_recorder_counts": "follow_counts_as_recorder",
+    # the device under the filesystem under test fails (device-mapper), a module refused
+    "test_dm_error[before]": "fault_dm_error_before",
+    "test_dm_error[during]": "fault_dm_error_during",
+    "test_dm_error[after]": "fault_dm_error_after",
+    "test_dm_flakey_error_writes_during_a_point": "fault_dm_flakey_error_writes",
+    "test_dm_flakey_drop_writes_is_not_seen": "fault_dm_flakey_drop_writes",
+    "test_a_filesystem_module_that_cannot_load": "fault_fs_module_refused",
 }
 FATAL = "Oops|BUG:|Kernel panic|general protection fault"
 OOPS = re.compile(rf"^.*\b(?:{FATAL}).*$", re.M)

@@ -33,10 +33,13 @@ def sources() -> tuple[list[str], str]:
 
 # What a host of each release has besides its base system, from that release's own archive:
 # its database servers and their benchmark clients (the attach checks), fio (the recorder's
-# tests drive it), the filesystems' tools and what guest-run itself calls. No compiler, no
-# Python: the release brings its own.
+# tests drive it), the filesystems' tools, what guest-run itself calls, and the release's
+# own bpftrace (lockscope follow's scripts run on it) with the kernel's user-space headers
+# (Debian 11's bpftrace 0.11 includes linux/types.h in every script it compiles). No
+# compiler, no Python: the release brings its own.
 ROOT_PACKAGES = ["kmod", "util-linux", "e2fsprogs", "xfsprogs", "procps", "bc", "gzip",
-                 "mariadb-server", "mariadb-client", "postgresql", "sysbench", "fio"]
+                 "mariadb-server", "mariadb-client", "postgresql", "sysbench", "fio",
+                 "bpftrace", "linux-libc-dev"]
 
 
 @dataclass(frozen=True)

@@ -298,7 +298,11 @@ def _prepare(stack: ExitStack, fss, targets, image_bytes, args, doc,
         if targets:
             base = targets[label]
             wd = Path(base) / datetime.datetime.now().strftime("lockscope-%Y%m%d-%H%M%S-%f")
-            wd.mkdir()
+            try:
+                wd.mkdir()
+            except OSError as exc:  # the target's filesystem or its device failing
+                raise LockscopeError(f"--target {base}: its working directory could not "
+                                     f"be made: {os_error_text(exc)}") from exc
             stack.callback(_remove_tree_we_made, wd)
             roots[label] = wd
             doc["host"]["filesystems"][label] = filesystem_facts(str(wd))

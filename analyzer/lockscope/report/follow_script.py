@@ -42,11 +42,13 @@ STAMP = "// generator: lockscope follow"
 # Where the tests ran each variant for real (tests/kernel/follow/test_follow_kernel.py), and against
 # what: the script's header repeats it.
 TESTED = {
-    "tracepoint": "Linux 6.18 with bpftrace 0.17.0 (Debian 12): the count and total\n"
-                  "//   wait within 5% of lockscope-record's over the same run",
-    "kprobe": "compiled by bpftrace 0.17.0 against Linux 6.18's BTF, not run by\n"
-              "//   lockscope's tests (that kernel allows no kprobes); its probes are those\n"
-              "//   of lockscope-record's lock_slowpath group",
+    "tracepoint": "count and total wait within 5% of lockscope-record's over the same\n"
+                  "//   run on Linux 6.18 and Debian 12's 6.1 with bpftrace 0.17.0, and on\n"
+                  "//   Debian 13's 6.12 with bpftrace 0.23.2",
+    "kprobe": "compiled by bpftrace 0.17.0 against Linux 6.18's BTF (that kernel allows\n"
+              "//   no kprobes); Debian 11's bpftrace 0.11.3 on 5.10 compiles no script\n"
+              "//   (its BTF definitions lack u64, size_t): needs a newer bpftrace there;\n"
+              "//   its probes are those of lockscope-record's lock_slowpath group",
 }
 
 # lock:contention_begin flags, include/trace/events/lock.h (from 5.19): LCB_F_SPIN 1,

@@ -46,7 +46,10 @@ class FsHealth:
         self.mountpoint = entry.get("mountpoint", "")
         self.device = entry.get("device", "")
         self.fstype = entry.get("fstype", "")
-        self._sysfs = EXT4_SYSFS / Path(self.device).name if self.device else None
+        # ext4's sysfs directory is named by the kernel's name of the device (sb->s_id:
+        # fs/ext4/sysfs.c, ext4_register_sysfs), dm-0 for /dev/mapper/NAME (a link)
+        self._sysfs = EXT4_SYSFS / Path(os.path.realpath(self.device)).name \
+            if self.device else None
         self.was_rw = not READ_ONLY & set(entry.get("mount_options", "").split(","))
         self.errors = self._errors_count()
 

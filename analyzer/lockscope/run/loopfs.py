@@ -118,10 +118,15 @@ def _run(cmd: list[str]) -> str:
     return res.stdout
 
 
+# what util-linux's mount (from 2.38, libmount) adds after the line that says why
+MOUNT_HINT = "dmesg(1) may have more information"
+
+
 def _error_line(text: str) -> str:
     """The line that says why a tool failed: its last, or the last before the usage text
-    it printed after it (mkfs.xfs does)."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    it printed after it (mkfs.xfs does), never mount's hint to read dmesg."""
+    lines = [line.strip() for line in text.strip().splitlines()
+             if line.strip() and not line.strip().startswith(MOUNT_HINT)]
     for i, line in enumerate(lines):
         if line.startswith("Usage:"):
             lines = lines[:i] or lines

@@ -206,9 +206,12 @@ def test_the_script_counts_the_waits_the_recorder_counts(ext4_fs, tmp_path):
     assert (1 - TOLERANCE) * rec_ns <= bt_ns <= (1 + TOLERANCE) * (rec_ns + lost * bt_max), \
         (bt_ns, rec_ns, lost)
     assert bt_max <= bt_ns
-    # --holders: the releasing holders' stacks, through the rwsem's release
+    # --holders: the releasing holders' stacks, through the rwsem's release (up_write or
+    # up_read → rwsem_wake, kernel/locking/rwsem.c; on 6.1's Debian build the stack goes
+    # from ext4_buffered_write_iter straight to rwsem_wake: up_write leaves no frame)
     holders = out.split("@holder_stacks[", 1)
-    assert len(holders) == 2 and re.search(r"\bup_(write|read)\+", holders[1]), out[-3000:]
+    assert len(holders) == 2 and re.search(r"\b(up_write|up_read|rwsem_wake)[.\w]*\+",
+                                           holders[1]), out[-3000:]
 
 
 @pytest.mark.parametrize("probes", ["tracepoint", "kprobe"])

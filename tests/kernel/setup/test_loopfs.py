@@ -132,3 +132,12 @@ def test_concurrent_images_of_one_type_have_their_own_ledger_entries(tmp_path):
     a, b = (loopfs.LoopFilesystem(fstype="ext4", image=str(tmp_path / d / "ext4.img"),
                                   mountpoint=str(tmp_path / d / "mnt")) for d in ("a", "b"))
     assert a._ledger() != b._ledger()
+
+
+def test_a_failed_mount_is_told_by_its_reason_not_its_dmesg_hint():
+    """util-linux's mount (2.38 on) adds a line after its reason; the reason is kept."""
+    said = ("mount: /m: unknown filesystem type 'xfs'.\n"
+            "       dmesg(1) may have more information after failed mount system call.\n")
+    assert loopfs._error_line(said) == "mount: /m: unknown filesystem type 'xfs'."
+    assert loopfs._error_line("mkfs.xfs: too small\nUsage: mkfs.xfs ...\n") == \
+        "mkfs.xfs: too small"
