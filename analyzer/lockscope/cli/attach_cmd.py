@@ -26,6 +26,7 @@ from typing import cast
 from ..binaries import find_binary
 from ..capabilities import require_recording, what_is_lost
 from ..errors import LockscopeError, UsageError
+from ..run.held_signals import interrupts_held
 from ..run.outdir import check_dir, default_out_dir
 from ..run.recording import RecorderWindow, stop
 from ..run.session import Session
@@ -223,8 +224,9 @@ def _record(args, target: Target, out: Path, sampler):
         recorder_args += ["--duty", str(args.duty)]
     recorder_args += ["--interval-ms", str(max(100, int(args.interval * 1000))),
                       "--series-out", str(series_path)]
-    window = RecorderWindow(target.recorder_filter(), out, recorder_args, prefix=".",
-                            die_with_parent=True)
+    with interrupts_held():
+        window = RecorderWindow(target.recorder_filter(), out, recorder_args, prefix=".",
+                                die_with_parent=True)
     ended = "duration"
     from ..run.attach_progress import AttachProgress
 

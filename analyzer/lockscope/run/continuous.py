@@ -43,6 +43,7 @@ from typing import Any
 
 from ..errors import LockscopeError
 from ..export.export_state import RESTARTS_KEY
+from .held_signals import interrupts_held
 from .recording import RecorderWindow, stop
 from .target import Target
 
@@ -123,10 +124,11 @@ class ContinuousRecorder:
         """A recorder on the target, counting; LockscopeError when it cannot attach."""
         drain = SeriesDrain(self._feed)
         args = [*self.recorder_args, "--series-out", drain.path]
-        window = RecorderWindow(self.target.recorder_filter(), self.scratch, args,
-                                prefix=".", pass_fds=(drain.write_fd,))
+        with interrupts_held():
+            window = RecorderWindow(self.target.recorder_filter(), self.scratch, args,
+                                    prefix=".", pass_fds=(drain.write_fd,))
+            self.window, self.drain = window, drain
         drain.handed_over()
-        self.window, self.drain = window, drain
         window.wait_ready()
         if not window.error:
             window.open()

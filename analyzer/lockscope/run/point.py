@@ -22,6 +22,7 @@ from pathlib import Path
 from ..binaries import find_binary
 from ..errors import LockscopeError
 from .fs_health import FsHealth
+from .held_signals import interrupts_held
 from .host import dev_name
 from .point_errors import PointFailed, status_text
 from .recording import RecorderWindow, open_window, read_ready, stop
@@ -127,13 +128,16 @@ def run_point(job: dict, threads: int, runtime_s: float, workdir: Path, name: st
     phase = PhaseClock()
 
     try:
-        engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, bufsize=1)
+        with interrupts_held():
+            engine = subprocess.Popen(argv + ["--start_on_stdin=1", "--status-interval=1"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, bufsize=1)
         if trace:
             # The recorder loads and attaches while the engine lays its files out: it
             # counts nothing before the start line, so only the wait shrinks.
-            recorder = RecorderWindow(["--pid", str(engine.pid)], scratch, recorder_args)
+            with interrupts_held():
+                recorder = RecorderWindow(["--pid", str(engine.pid)], scratch,
+                                          recorder_args)
         try:
             read_ready(engine, "lockscope-load", READY_TIMEOUT_S,
                        check=health.check if health else None)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...analysis.syscall_kinds import calls_of_kind
+from ..held_signals import interrupts_held
 from ..point import PhaseClock, PointResult, file_facts
 from ..point_errors import PointFailed, status_text
 from ..recording import RecorderWindow, last_line, open_window
@@ -67,14 +68,16 @@ def run_command_point(spec: CommandSpec, threads: int, runtime_s: float, workdir
     recorder: RecorderWindow | None = None
     try:
         for i, line in enumerate(lines):
-            procs.append(spawn_gated(line, workdir, scope.procs, scratch, i,
-                                     tool_env(spec.throughput is not None)))
+            with interrupts_held():
+                procs.append(spawn_gated(line, workdir, scope.procs, scratch, i,
+                                         tool_env(spec.throughput is not None)))
         if trace:
             on_phase("attaching")
-            recorder = RecorderWindow(list(spec.trace_target) if spec.trace_target
-                                      else ["--comm", spec.trace_comm] if spec.trace_comm
-                                      else scope.recorder_filter([p.pid for p in procs]),
-                                      scratch, recorder_args)
+            target = (list(spec.trace_target) if spec.trace_target
+                      else ["--comm", spec.trace_comm] if spec.trace_comm
+                      else scope.recorder_filter([p.pid for p in procs]))
+            with interrupts_held():
+                recorder = RecorderWindow(target, scratch, recorder_args)
         open_window(recorder, phase, before_timed)
         on_phase("running")
         try:

@@ -1,0 +1,42 @@
+"""An interrupt during a child's start is delivered once the handle is stored."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from lockscope.run.held_signals import interrupts_held
+
+
+def test_sigint_inside_the_block_raises_after_it():
+    stored = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            child = subprocess.Popen(["sleep", "30"])
+            stored.append(child)          # reached: the interrupt waited
+    assert stored, "the handle was not stored before the interrupt"
+    stored[0].kill()
+    stored[0].wait()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigterm_goes_to_the_handler_that_was_there():
+    seen = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: seen.append(signum))
+    try:
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert seen == []
+        assert seen == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_nothing_held_without_a_signal():
+    with interrupts_held():
+        pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
