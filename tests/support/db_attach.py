@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
 import dbservers
 from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, require_kernel, require_tool
-from lockscope_cli import says_window_open
+from lockscope_cli import attach_with_open_window
 
 ROOT = Path(__file__).resolve().parents[2]
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
@@ -44,31 +43,13 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
     env = LOCKSCOPE.env(PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
     # A budget this 2-CPU test load stays under: these tests check what attach finds,
     # not when the recorder sheds probes (its own tests do).
-    proc = LOCKSCOPE.start("attach", *who, *login, "--max-overhead", "50", "--duration",
-                           WINDOW_S, "--out", out, env=env)
-    err: list[str] = []
-    opened = threading.Event()
-
-    def read_stderr():
-        for line in proc.stderr:
-            err.append(line)
-            if says_window_open(line):
-                opened.set()
-
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
-    try:
-        assert opened.wait(60), "".join(err)
+    with attach_with_open_window(*who, *login, "--max-overhead", "50", "--duration",
+                                 WINDOW_S, "--out", out, env=env) as (proc, err):
         client = start_load()
         with dbservers.running(client):
             load_out = dbservers.finish(client)
         proc.wait(timeout=120)  # stderr belongs to the reader thread
         stdout = proc.stdout.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(5)
     assert proc.returncode == 0, "".join(err) + stdout
     doc = json.loads((out / "results.json").read_text())
     doc["_stderr"] = "".join(err)  # the live lines (plain: stderr is not a terminal)

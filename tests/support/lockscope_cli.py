@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,3 +45,33 @@ def says_window_open(line: str) -> bool:
     """lockscope attach's stderr line that says the window is open (a warning before it
     may also say \"tracing\")."""
     return line.startswith("lockscope attach: tracing ")
+
+
+@contextmanager
+def attach_with_open_window(*args: object, env: dict | None = None,
+                            timeout: float = 60) -> Iterator[tuple[subprocess.Popen, list[str]]]:
+    """``lockscope attach ARGS`` started, its stderr read by a thread into the list
+    yielded beside the process once the counting window is open (AssertionError with
+    what it said if it does not open in ``timeout`` s). Killed on leaving if it still
+    runs; the reader is joined so the list is whole."""
+    proc = LOCKSCOPE.start("attach", *args, env=env)
+    err: list[str] = []
+    opened = threading.Event()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err.append(line)
+            if says_window_open(line):
+                opened.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert opened.wait(timeout), "".join(err)
+        yield proc, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.join(5)

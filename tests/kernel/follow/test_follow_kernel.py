@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 from lockscope.run.tracefs import TRACEFS, ensure_tracefs
 
 from conftest import require_tool
-from lockscope_cli import LOCKSCOPE, says_window_open
+from lockscope_cli import LOCKSCOPE, attach_with_open_window
 from record_common import file_locks, recorder, start_engine
 
 pytestmark = pytest.mark.kernel
@@ -76,29 +75,12 @@ def _attach_finding(path: Path, out: Path) -> None:
     try:
         # No shedding (a whole machine's budget): on a loaded host a probe group shed
         # early (the write calls that teach i_rwsem addresses) would leave no finding.
-        proc = LOCKSCOPE.start("attach", "--pid", engine.pid, "--duration", LOAD_S + 2.5,
-                               "--max-overhead", "100", "--no-report", "--out", out)
-        err: list[str] = []
-        opened = threading.Event()
-
-        def read_stderr():
-            for line in proc.stderr:
-                err.append(line)
-                if says_window_open(line):
-                    opened.set()
-
-        reader = threading.Thread(target=read_stderr, daemon=True)
-        reader.start()
-        try:
-            assert opened.wait(60), "".join(err)
+        with attach_with_open_window("--pid", engine.pid, "--duration", LOAD_S + 2.5,
+                                     "--max-overhead", "100", "--no-report",
+                                     "--out", out) as (proc, err):
             _go(engine)
             assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
             proc.wait(120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        reader.join(5)
         assert proc.returncode == 0, "".join(err)
     finally:
         _close(engine)

@@ -15,6 +15,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from graph_cycles import find_cycle
+
 ROOT = Path(__file__).resolve().parents[3]
 TREES = ("workloads", "common", "bpf")
 
@@ -127,27 +129,6 @@ def include_graph(root: Path, trees: tuple[str, ...]) -> dict[str, set[str]]:
             walk(f, tuple(own))
     return graph
 
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
 
 
 def stage_violations(graph: dict[str, set[str]], stages: dict[str, set[str]]) -> list[str]:

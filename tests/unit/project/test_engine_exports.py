@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from graph_cycles import find_cycle
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKLOADS = ROOT / "workloads"
@@ -40,27 +41,6 @@ def call_graph(objects: dict[str, Path]) -> dict[str, set[str]]:
     return {src: {owner[s] for s in undefined if s in owner and owner[s] != src}
             for src, (_, undefined) in syms.items()}
 
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
 
 
 @pytest.fixture(scope="module")

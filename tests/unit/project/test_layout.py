@@ -12,6 +12,8 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+from graph_cycles import find_cycle
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "analyzer" / "lockscope"
 # names every package needs, and pytest's own
@@ -65,27 +67,6 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
         graph[name] = {d for d in deps if d in mods and d != name}
     return graph
 
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
 
 
 def test_no_file_name_twice():
