@@ -484,6 +484,22 @@ struct holder_frames {
 	__u64 ip[REC_HOLDER_DEPTH];
 };
 
+/* Where a classic tracepoint program reads a field of its record when the
+ * kernel's BTF has no type for that record: ext4's are in the module's BTF,
+ * which kernels before 5.11 do not have. Offset and size from the event's
+ * tracefs format (setup/tpfmt.c); the record starts with the common fields,
+ * as the program's context does. */
+struct rec_tpfield {
+	__u16 off;
+	__u16 size;
+};
+
+struct rec_tpoff {
+	struct rec_tpfield es_lookup_ino, es_lookup_found, es_lookup_status;
+	struct rec_tpfield map_exit_ino, map_exit_flags, map_exit_ret, map_exit_mflags;
+	struct rec_tpfield alloc_ino, alloc_flags;
+};
+
 /* Bits the kernel side needs, decoded at run time from tracefs formats
  * (defaults when a format file is unreadable). */
 struct rec_bits {

@@ -17,6 +17,7 @@
 #include "record.h"
 #include "record.skel.h"
 #include "setup/btfname.h"
+#include "setup/tpfields.h"
 #include "resolve/paths.h"
 #include "emit/series.h"
 #include "emit/document.h"
@@ -237,6 +238,7 @@ static int configure(struct record_bpf *skel, void *arg)
 		return err;
 	}
 	skel->rodata->bits = s->bits;
+	skel->rodata->tpoff = s->tpoff;
 	skel->rodata->self_pid = getpid();
 	skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
 	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
@@ -281,6 +283,8 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	paths_add_pids(s->paths, f->pids, f->nr_pids);
 	tpfmt_ensure_tracefs();
 	tpfmt_decode_bits(&s->bits, s->decoding);
+	/* a field it cannot place leaves ext4_extent off (attach/probe.c) */
+	tpfields_decode(&s->tpoff, NULL, 0);
 	err = probe_prepare(&s->probe, o, configure, s);
 	if (err)
 		return err;

@@ -25,6 +25,7 @@
 #include "kernel_btf.h"
 #include "setup/fsdetect.h"
 #include "attach/probe.h"
+#include "setup/tpfields.h"
 #include "setup/tpfmt.h"
 #include "attach/tplink.h"
 #include "msg.h"
@@ -317,6 +318,13 @@ static bool kind_available(struct kernel_view *v, int g, int kind, char *why, si
 			}
 			break;
 		}
+	}
+	/* its programs read the records at the format's offsets where BTF has
+	 * no type for them (kern/extent.bpf.inc) */
+	if (g == GROUP_EXT4_EXTENT && kind == ATTACH_TRACEPOINT) {
+		struct rec_tpoff off;
+
+		return tpfields_decode(&off, why, len);
 	}
 	return true;
 }

@@ -25,6 +25,7 @@ struct rec_session {
 	struct rec_filter filter;
 	struct rec_probe probe;
 	struct rec_bits bits;
+	struct rec_tpoff tpoff;
 	struct tpfmt_source decoding[TPFMT_NR_SOURCES];
 	__u32 syscall_nrs[REC_NR_SYSCALLS];
 	struct rec_paths *paths;

@@ -255,6 +255,38 @@ int tpfmt_symbols(const char *sys, const char *event, const char *field,
 	return n;
 }
 
+/* "\tfield:ino_t ino;\toffset:16;\tsize:8;\tsigned:0;": the name is the
+ * declaration's last word before ';'. */
+int tpfmt_field(const char *sys, const char *event, const char *name, struct rec_tpfield *out)
+{
+	char *fmt = read_format(sys, event), *line, *save = NULL;
+	size_t nlen = strlen(name);
+	int err = -ENOENT;
+
+	if (!fmt)
+		return -ENOENT;
+	for (line = strtok_r(fmt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *decl = strstr(line, "field:"), *semi = decl ? strchr(decl, ';') : NULL;
+		unsigned int off, size;
+		const char *o, *sz;
+
+		if (!semi || semi - decl < (long)nlen + 7 || memcmp(semi - nlen, name, nlen) ||
+		    !(isspace((unsigned char)semi[-(long)nlen - 1]) || semi[-(long)nlen - 1] == '*'))
+			continue;
+		o = strstr(semi, "offset:");
+		sz = strstr(semi, "size:");
+		if (o && sz && sscanf(o, "offset:%u;", &off) == 1 &&
+		    sscanf(sz, "size:%u;", &size) == 1 && off <= 0xffff && size <= 0xffff) {
+			out->off = off;
+			out->size = size;
+			err = 0;
+		}
+		break;
+	}
+	free(fmt);
+	return err;
+}
+
 static bool sym_value(const struct tpfmt_sym *s, int n, const char *name, unsigned long long *v)
 {
 	int i;

@@ -42,6 +42,10 @@ extern const struct rec_bits tpfmt_default_bits;
  * defaults already in *bits (tpfmt_default_bits to start from). */
 void tpfmt_decode_bits(struct rec_bits *bits, struct tpfmt_source src[TPFMT_NR_SOURCES]);
 
+/* The offset and size of SYS/EVENT's field NAME in its record, from the
+ * tracefs format. Returns 0, or -ENOENT (no format or no such field). */
+int tpfmt_field(const char *sys, const char *event, const char *name, struct rec_tpfield *out);
+
 /* Names of lock:contention_begin flag bits set in flags (from the format
  * when readable). Returns the number of names written. */
 int tpfmt_lock_flag_names(unsigned int flags, const char **names, int max);
