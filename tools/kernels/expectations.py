@@ -27,24 +27,10 @@ EXPECTED: dict[str, Expect] = {
     "6.1.0-56-amd64": Expect(),
     # 5.10: lock waits from the rwsem/mutex slow paths (lock_slowpath stands in for lock)
     "5.10.0-32-amd64": Expect(gaps={
-        "dio_classes_unaligned_prealloc":
-            "the extent state a DIO write finds is not seen: iomap:iomap_iter_dstmap "
-            "(fs/iomap/iter.c) is from 5.15, and ext4's own lookups (ext4_map, "
-            "ext4_extent) read ext4's types, which need module BTF (from 5.11); the "
-            "recorder then claims no hole, unwritten or mapped write",
-        "sweep_findings":
-            "the same missing extent state: the sweep finds the i_rwsem waits but no "
-            "cause from the DIO write classes (holes)",
         "follow_counts_as_recorder":
             "Debian 11's bpftrace 0.11.3 compiles no follow script: the struct definitions "
             "it writes from the kernel's BTF (definitions.h) use u64, size_t, loff_t and "
             "pid_t without their typedefs ('unknown type name u64'); the kprobe variant "
             "never attaches",
-        # the lock mode is measured at each DIO write, but is told per write class, and
-        # these checks are of the classes (hole, unwritten, mapped) that 5.10 cannot tell
-        **{check: "the same missing extent state: the lock mode measured at each DIO write "
-                  "has no hole, unwritten or mapped class to go to"
-           for check in ("rules_ext4_fallocated_aligned", "rules_ext4_sparse_aligned",
-                         "lock_mode_holes_exclusive", "lock_mode_overwrites_shared")},
     }),
 }
