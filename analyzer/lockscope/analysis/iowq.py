@@ -35,7 +35,7 @@ def hashed_summary(trace: Trace) -> IoUringHashed:
     """Per file and in all, from a recorder document (a trace)."""
     top = trace.get("io_wq_hashed")
     if not isinstance(top, dict):
-        return _summary(False, "not recorded (the recorder predates io_wq_hashed)", [])
+        return _summary(False, "the recording predates io_wq_hashed", [])
     measured = bool(top.get("measured"))
     files = [_file(e) for e in trace.get("dio") or [] if measured and e.get("io_wq_hashed")]
     return _summary(measured, None if measured else (top.get("reason") or "not measured"),
