@@ -176,6 +176,11 @@ def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
             "detail": f"hashed: {found or 'not found'} (expected {want})"}
 
 
+def io_wq_figures(out: Path) -> str:
+    """The figures the io-wq test compared, for a failed check's detail."""
+    return guest_findings(out).get("io_wq_hashed_figures", "")
+
+
 def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     """The kernel's result document: measured groups, every check, and the verdict."""
     release = (out / "release").read_text().strip() if (out / "release").exists() else "?"
@@ -219,6 +224,8 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     checks["io_wq_hashed_ext4_sparse"] = io_wq_hashed(
         checks["io_wq_hashed_ext4_sparse"], guest_findings(out).get("io_wq_hashed"),
         expect.io_wq_hashed if expect else None)
+    if not checks["io_wq_hashed_ext4_sparse"]["ok"] and io_wq_figures(out):
+        checks["io_wq_hashed_ext4_sparse"]["detail"] += f": {io_wq_figures(out)[:600]}"
 
     for name, step in (("installed", "install"), ("uninstalled", "uninstall")):
         rc = st.get(step, (None, 0))[0]

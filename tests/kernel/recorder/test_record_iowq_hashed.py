@@ -15,6 +15,7 @@ the kernel hashes none, none measured as such and the class measured zero.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -30,13 +31,15 @@ pytestmark = pytest.mark.kernel
 DEPTH = 16      # per thread: requests queue behind each other when the kernel hashes them
 
 
-def keep_finding(hashed: bool) -> None:
-    """With LOCKSCOPE_FINDINGS=FILE, what the kernel did is appended there: the kernel
-    matrix's judge sets it against the kernel's expectation (tools/kernels/judge.py)."""
+def keep_finding(hashed: bool, figures: dict) -> None:
+    """With LOCKSCOPE_FINDINGS=FILE, what the kernel did is appended there, with the
+    figures compared: the kernel matrix's judge sets it against the kernel's expectation
+    (tools/kernels/judge.py)."""
     path = os.environ.get("LOCKSCOPE_FINDINGS")
     if path:
         with open(path, "a") as f:
-            f.write(f"io_wq_hashed\t{'yes' if hashed else 'no'}\n")
+            f.write(f"io_wq_hashed\t{'yes' if hashed else 'no'}\n"
+                    f"io_wq_hashed_figures\t{json.dumps(figures)}\n")
 
 
 def test_hashed_direct_writes_wait_as_the_event_says(ext4_fs, tmp_path):
@@ -64,7 +67,7 @@ def test_hashed_direct_writes_wait_as_the_event_says(ext4_fs, tmp_path):
         assert wait_class is None     # not measured: no class, never a zero
         return
     h = entry["io_wq_hashed"]
-    keep_finding(seen["hashed"] > 0)
+    keep_finding(seen["hashed"] > 0, {"event": seen, "recorded": h, "writes": writes})
     # the same requests as the event's own count (the recorder: the window, this file)
     assert abs(h["queued"] - seen["hashed"]) <= max(2, 0.02 * seen["hashed"]), (h, seen)
     assert abs(h["unhashed"] - seen["normal"]) <= max(2, 0.02 * seen["normal"]), (h, seen)
