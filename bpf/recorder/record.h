@@ -180,7 +180,7 @@ struct dio_val {
 	/* io_uring requests on the file that io-wq serializes by its hash
 	 * (kern/iowq.bpf.inc): queued (and direct I/O queued unhashed), and the time from queueing to the start
 	 * of their direct I/O in a worker, of all and of those queued while
-	 * another of the file's hashed requests was still queued on its ring */
+	 * another of the file's hashed requests on its ring was queued or in flight */
 	__u64 iowq_queued;
 	__u64 iowq_unhashed;    /* queued to io-wq without a hash */
 	struct lat_stat iowq_wait;
@@ -194,7 +194,9 @@ struct iowq_req {
 	__u64 ino;
 	__u64 ring;      /* the request's ring (struct io_ring_ctx) */
 	__u32 dev;
-	__u32 behind;    /* another of the file's hashed requests was queued on its ring */
+	__u16 behind;    /* another of the file's hashed requests on its ring was queued
+			  * or in flight */
+	__u16 started;   /* its direct I/O began */
 };
 
 /* A file on one ring: io-wq serializes by a hash map of the ring's (io_uring/tctx.c

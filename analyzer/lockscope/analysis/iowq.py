@@ -3,12 +3,13 @@ and its cause (rules_iouring.py).
 
 The recorder follows each hashed O_DIRECT request from its queueing to io-wq to the start
 of its direct I/O in a worker (bpf/recorder/kern/iowq.bpf.inc): ``dio[].io_wq_hashed``.
-The class is the time of the requests queued while another of the same file was queued
-(``behind``): request time, not thread time. Threads of an io_uring program wait for
-completions in io_uring_enter (``idle`` in analysis/waitclass.py), so the requests' own
-wait is what names the loss: one request waiting all window counts as one thread lost.
-Where the recorder did not measure it (no io_uring group, an older recorder), the class
-is absent and ``measured`` false: never a zero.
+The class is the time of the requests queued while another of the same file on their ring
+was queued or in flight (``behind``): request time, not thread time. Threads of an
+io_uring program wait for completions in io_uring_enter (``idle`` in
+analysis/waitclass.py), so the requests' own wait is what names the loss: one request
+waiting all window counts as one thread lost. Where the recorder did not measure it (no
+io_uring group, an older recorder), the class is absent and ``measured`` false: never a
+zero.
 """
 
 from __future__ import annotations
