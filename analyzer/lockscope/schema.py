@@ -12,7 +12,7 @@ some cases sit in a ``total=False`` subclass.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 SCHEMA = "lockscope/2"
 # lockscope/1 stored an attach's window as a sweep run (``runs[0]``); results.load_results
@@ -39,6 +39,7 @@ class VerdictKind(StrEnum):
     DURABILITY_BOUND = "durability_bound"
     JOURNAL_BOUND = "journal_bound"
     MEMORY_PRESSURE = "memory_pressure"
+    IO_URING_SERIALIZED = "io_uring_serialized"
 
 
 LOCK_VERDICTS = (VerdictKind.INODE_LOCK_CONTENTION, VerdictKind.OTHER_LOCK_CONTENTION)
@@ -130,6 +131,23 @@ class Latency(TypedDict, total=False):
     hist_log2_ns: list[int]
 
 
+class IowqHashedEntry(TypedDict, total=False):
+    """``dio[].io_wq_hashed``: the file's io_uring requests io-wq serialized by its hash
+    (present only where ``io_wq_hashed.measured``)."""
+
+    queued: int             # hashed O_DIRECT reads and writes queued to io-wq
+    unhashed: int           # O_DIRECT reads and writes queued to io-wq unhashed
+    waited: Latency         # queueing to the start of its direct I/O, every hashed one
+    behind: Latency         # of those, queued while another of the file's was queued
+
+
+class IowqMeasured(TypedDict, total=False):
+    """``io_wq_hashed``: whether the recorder measured io-wq's hashed requests."""
+
+    measured: bool
+    reason: str | None
+
+
 class DioEntry(TypedDict, total=False):
     """``dio[]``: one inode. Class values are ``{count, bytes}``."""
 
@@ -156,6 +174,7 @@ class DioEntry(TypedDict, total=False):
     fsync: Latency              # fsync, fdatasync
     sync_file_range: Latency    # writeback hints: no durability
     dsync_writes: Latency       # write-family calls on an O_DSYNC/O_SYNC file
+    io_wq_hashed: IowqHashedEntry
 
 
 class OffcpuRecord(TypedDict, total=False):
@@ -322,6 +341,7 @@ class Trace(TraceSection, total=False):
     block: list[dict[str, Any]]
     jbd2: dict[str, Any]
     dio_lock_mode: DioLockMode
+    io_wq_hashed: IowqMeasured
     holders: TraceHolders
     folded: dict[str, list[str]]        # older recorders only
     overhead: TraceOverhead
@@ -909,9 +929,38 @@ class AttachFile(ClassCounts, total=False):
     inode_lock_waits: int
     inode_lock_ns: int
     inode_lock_kinds: list[str]
+    io_wq_queued: int         # io_uring requests io-wq serialized by the file's hash
+    io_wq_behind_ns: int      # their time queued behind another of the file's
     modes: dict[str, ClassMode]
     causes: list[Cause]
     rule_disagreements: list[str]
+
+
+class IoUringHashedFile(TypedDict):
+    """``analysis.attach.io_uring_hashed.files[]``."""
+
+    path: str | None
+    dev: str | None
+    ino: int | None
+    queued: int
+    unhashed: int
+    waited_ns: int
+    behind: int
+    behind_ns: int
+
+
+class IoUringHashed(TypedDict):
+    """``analysis.attach.io_uring_hashed``: io_uring requests io-wq ran one at a time per
+    file; the figures are 0 where not measured, and ``measured`` says which."""
+
+    measured: bool
+    reason: str | None
+    queued: int
+    unhashed: int
+    waited_ns: int
+    behind: int
+    behind_ns: int
+    files: list[IoUringHashedFile]
 
 
 class TraceRates(TypedDict):
@@ -994,6 +1043,7 @@ class AttachFigures(TypedDict):
     db: DbSummary | None
     series_omitted: int
     overhead: RecorderCost | None
+    io_uring_hashed: NotRequired[IoUringHashed]
 
 
 class AttachAnalysis(AttachFigures):

@@ -15,6 +15,7 @@
 #include "kern/holder.bpf.inc"
 #include "kern/inode.bpf.inc"
 #include "kern/dio_mode.bpf.inc"
+#include "kern/iowq.bpf.inc"
 #include "kern/dio.bpf.inc"
 #include "kern/extent.bpf.inc"
 #include "kern/sched.bpf.inc"

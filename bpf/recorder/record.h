@@ -177,6 +177,35 @@ struct dio_val {
 	__u64 shared[DC_MAX];
 	__u64 force_wait[DC_MAX];
 	__u64 overwrite_only[DC_MAX];
+	/* io_uring requests on the file that io-wq serializes by its hash
+	 * (kern/iowq.bpf.inc): queued (and direct I/O queued unhashed), and the time from queueing to the start
+	 * of their direct I/O in a worker, of all and of those queued while
+	 * another of the file's hashed requests on its ring was queued or in flight */
+	__u64 iowq_queued;
+	__u64 iowq_unhashed;    /* queued to io-wq without a hash */
+	struct lat_stat iowq_wait;
+	struct lat_stat iowq_behind;
+};
+
+/* A hashed io_uring request queued to io-wq, by its kiocb's address, until
+ * its direct I/O begins in a worker (kern/iowq.bpf.inc). */
+struct iowq_req {
+	__u64 ts;        /* queued at; 0: outside the window */
+	__u64 ino;
+	__u64 ring;      /* the request's ring (struct io_ring_ctx) */
+	__u32 dev;
+	__u16 behind;    /* another of the file's hashed requests on its ring was queued
+			  * or in flight */
+	__u16 started;   /* its direct I/O began */
+};
+
+/* A file on one ring: io-wq serializes by a hash map of the ring's (io_uring/tctx.c
+ * io_init_wq_offload(): ctx->hash_map), so rings do not wait for each other. */
+struct iowq_key {
+	__u64 ino;
+	__u64 ring;
+	__u32 dev;
+	__u32 pad;
 };
 
 /* Why a thread was off CPU, as far as the kernel side can tell. */

@@ -55,6 +55,8 @@ TESTS = {
     "test_dm_flakey_error_writes_during_a_point": "fault_dm_flakey_error_writes",
     "test_dm_flakey_drop_writes_is_not_seen": "fault_dm_flakey_drop_writes",
     "test_a_filesystem_module_that_cannot_load": "fault_fs_module_refused",
+    # io_uring's O_DIRECT writes io-wq serializes per file, against the event's own count
+    "test_hashed_direct_writes_wait_as_the_event_says": "io_wq_hashed_ext4_sparse",
 }
 FATAL = "Oops|BUG:|Kernel panic|general protection fault"
 OOPS = re.compile(rf"^.*\b(?:{FATAL}).*$", re.M)
@@ -156,6 +158,29 @@ def _no_listing(out: Path, doctor) -> str:
     return err.read_text(errors="replace")[-300:] if err.exists() else "no doctor output"
 
 
+def guest_findings(out: Path) -> dict[str, str]:
+    """What the tests found of the kernel (LOCKSCOPE_FINDINGS: "name<TAB>value" lines)."""
+    try:
+        lines = (out / "findings").read_text().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split("\t", 1) for line in lines if "\t" in line)
+
+
+def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
+    """The test passed, and the kernel hashed the O_DIRECT writes or not as expected."""
+    if expected is None or not check["ok"]:
+        return check
+    want = "yes" if expected else "no"
+    return {"ok": found == want,
+            "detail": f"hashed: {found or 'not found'} (expected {want})"}
+
+
+def io_wq_figures(out: Path) -> str:
+    """The figures the io-wq test compared, for a failed check's detail."""
+    return guest_findings(out).get("io_wq_hashed_figures", "")
+
+
 def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     """The kernel's result document: measured groups, every check, and the verdict."""
     release = (out / "release").read_text().strip() if (out / "release").exists() else "?"
@@ -196,6 +221,11 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     for test, name in TESTS.items():
         got = outcomes.get(test)
         checks[name] = {"ok": got == "passed", "detail": got or "did not run"}
+    checks["io_wq_hashed_ext4_sparse"] = io_wq_hashed(
+        checks["io_wq_hashed_ext4_sparse"], guest_findings(out).get("io_wq_hashed"),
+        expect.io_wq_hashed if expect else None)
+    if not checks["io_wq_hashed_ext4_sparse"]["ok"] and io_wq_figures(out):
+        checks["io_wq_hashed_ext4_sparse"]["detail"] += f": {io_wq_figures(out)[:600]}"
 
     for name, step in (("installed", "install"), ("uninstalled", "uninstall")):
         rc = st.get(step, (None, 0))[0]

@@ -14,6 +14,7 @@ from ..schema import (
     AttachFile,
     DbDoc,
     DbSummary,
+    IoUringHashed,
     RecorderCost,
     ResultsDoc,
     SeriesRow,
@@ -27,6 +28,7 @@ from ..schema import (
 from .attach_verdict import decide_attach
 from .dbfiles import ROLES, PgNames, file_role
 from .dio import count_of
+from .iowq import hashed_cause, hashed_summary, hashed_wait_class
 from .kernel_release import KernelVersion, parse_release, release_of
 from .lock_mode import add_modes, entry_modes
 from .observed import observed_ns, sampling_note
@@ -89,7 +91,8 @@ def _lock_kinds(trace: Trace) -> dict[str | None, str]:
 
 
 def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames,
-              version: KernelVersion | None = None) -> list[AttachFile]:
+              version: KernelVersion | None = None,
+              hashed: IoUringHashed | None = None) -> list[AttachFile]:
     """Per file: role, writes, fsyncs, DIO classes, inode-lock waits and the rules of
     kernel `version` (None: the newest)."""
     rows: dict[str, AttachFile] = {}
@@ -161,10 +164,25 @@ def file_rows(trace: Trace, files: list[SweptFile], pg_names: PgNames,
             judged = judge(sf.get("fstype") or "", classes, facts, version,
                            min_fraction=ATTACH_MIN_FRACTION)
             r["causes"], r["rule_disagreements"] = judged.causes, judged.disagreements
+    _add_hashed(rows, swept, hashed, version)
     return sorted(rows.values(), key=lambda r: (-r["inode_lock_ns"],
                                                 -(r["fsync_ns"] + r["dsync_write_ns"]),
                                                 -(r["dio_write_bytes"]
                                                   + r["buffered_write_bytes"])))
+
+
+def _add_hashed(rows: dict[str, AttachFile], swept: dict[str | None, SweptFile],
+                hashed: IoUringHashed | None, version: KernelVersion | None) -> None:
+    """Each file's io-wq hashed requests and their cause (analysis/iowq.py)."""
+    for f in hashed["files"] if hashed else []:
+        r = rows.get(f["path"] or f"{f['dev']}:{f['ino']}")
+        if r is None:
+            continue
+        r["io_wq_queued"], r["io_wq_behind_ns"] = f["queued"], f["behind_ns"]
+        fstype = (swept.get(r["path"]) or {}).get("fstype") or ""
+        cause = hashed_cause(fstype, f, r["dio_writes"], version)
+        if cause:
+            r["causes"] = sorted([*r["causes"], cause], key=lambda c: -c["fraction"])
 
 
 def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
@@ -181,6 +199,10 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     oncpu = float(sum(t.get("oncpu_ns", 0) for t in threads))
     total = oncpu + sum(ns.values())
     lost = sum(ns[c] for c in LOSS_CLASSES)
+    # request time of io-wq's hashed queue: a loss no thread's own wait names
+    hashed = hashed_summary(trace)
+    total += hashed["behind_ns"]
+    lost += hashed["behind_ns"]
     classes: list[WaitClassEntry] = []
     for c in CLASSES:
         methods = sorted(how.get(c, {}).items(), key=lambda kv: -kv[1])
@@ -191,12 +213,16 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
             "loss_share": ns[c] / lost if lost and c != "idle" else 0.0,
             "how": [{"method": m, "detail": d, "ns": v} for (m, d), v in methods[:TOP_HOW]],
         })
+    hashed_class = hashed_wait_class(hashed, seen_ns, total, lost)
+    if hashed_class:
+        classes.append(hashed_class)
     kinds = _lock_kinds(trace)
     rows = build_series(trace, db, kinds, idle, user_classifier, pg_names)
     engine = (db or {}).get("engine") or _engine_from_files(trace)
     signal, values = throughput_signal(rows, engine)
     release = release_of(doc)
-    files = file_rows(trace, window.get("files") or [], pg_names, parse_release(release))
+    files = file_rows(trace, window.get("files") or [], pg_names, parse_release(release),
+                      hashed)
     fall = falls(rows, values)
     figures: AttachFigures = {
         "window_s": window_ns / 1e9, "observed_s": seen_ns / 1e9, "sampling": sampling_note(trace),
@@ -211,6 +237,7 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
         # intervals past the recorder's bound on series JSON (the series ends early)
         "series_omitted": trace.get("series_omitted") or 0,
         "overhead": _overhead(trace),
+        "io_uring_hashed": hashed,
     }
     return {**figures,
             "kernel_rules": kernel_rules(release, [n for f in files

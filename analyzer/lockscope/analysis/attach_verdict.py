@@ -19,6 +19,7 @@ KINDS = {
     "writeback": VerdictKind.DEVICE_BOUND,
     "memory": VerdictKind.MEMORY_PRESSURE, "runqueue": VerdictKind.CPU_BOUND,
     "unclassified": VerdictKind.INCONCLUSIVE,
+    "io_uring_hashed": VerdictKind.IO_URING_SERIALIZED,
 }
 REMEDIES = {
     "durability": ["group commits (MariaDB: binlog_commit_wait_count / "
@@ -39,6 +40,8 @@ REMEDIES = {
     "memory": ["more memory for the page cache, or a smaller buffer pool / shared_buffers "
                "if the host swaps"],
     "runqueue": ["more CPUs, or fewer busy threads (connection pool, thread pool size)"],
+    "io_uring_hashed": ["see the rule below: io-wq runs the writes it was given one per "
+                        "file at a time"],
 }
 
 
@@ -123,6 +126,18 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
             said = "; ".join(x for x in synced if x)
             ev.append(f"the commit path writes {f['label']} ({path})"
                       + (f": {said}" if said else ""))
+    elif top["class"] == "io_uring_hashed":
+        f = max(files, key=lambda f: f.get("io_wq_behind_ns", 0), default=None)
+        if f and f.get("io_wq_behind_ns"):
+            path = f["path"]
+            ev.append(f"io-wq's hash of {f['label']} ({path}): {f.get('io_wq_queued', 0)} "
+                      f"requests queued, {f['io_wq_behind_ns'] / 1e9:.2f} s behind another")
+            for c in f["causes"]:
+                if c["reason"] == "io_uring_hashed":
+                    reasons.append(c["reason"])
+                    ev.append(f"{c['rule']} ({c['kernel_source']}, kernels "
+                              f"{c['kernel_range']}): {c['evidence']}")
+                    remedies.insert(0, c["remedy"])
     elif top["class"] in ("kernel_lock", "user_lock"):
         lock = func = top["how"][0]["detail"] if top["how"] else None
     summary = f"The server's lost time is mostly {top['name']} ({share:.0%})"

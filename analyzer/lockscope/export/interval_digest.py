@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..analysis.iowq import CLASS as HASHED_CLASS
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.observed import observed_ns
 from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
@@ -216,6 +217,16 @@ def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, d: Digest) -
             _add_sample(d.mutex, key, count, ns)
 
 
+def _add_hashed(iv: Mapping[str, Any], classes: dict[str, float]) -> None:
+    """io-wq's hashed queue (analysis/iowq.py), request time, where the recorder measured
+    it: its files' entries carry io_wq_hashed only then (absent: not measured, no class)."""
+    hashed = [e["io_wq_hashed"] for e in iv.get("dio") or []
+              if isinstance(e, Mapping) and isinstance(e.get("io_wq_hashed"), Mapping)]
+    if hashed:
+        classes[HASHED_CLASS] = float(sum((h.get("behind") or {}).get("total_ns", 0)
+                                          for h in hashed))
+
+
 def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
             idle_tids: Collection[int | None], user_classifier: UserClassifier | None,
             d: Digest) -> None:
@@ -249,6 +260,7 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
         # off-CPU periods below --min-block-us have no record (analysis.series)
         rest = max(float(t.get("offcpu_ns", 0)) - recorded.get(t.get("tid"), 0.0), 0.0)
         classes["idle" if t.get("tid") in idle_tids else "unclassified"] += rest
+    _add_hashed(iv, classes)
     d.classes_ns = classes
 
 

@@ -18,6 +18,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector, CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
+from ..analysis.iowq import CLASS as HASHED_CLASS
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.waitclass import CLASSES
 from .export_state import ExportSnapshot
@@ -65,7 +66,9 @@ def _thread_metrics(s: ExportSnapshot) -> Iterator[Metric]:
         "lockscope_thread_seconds", "Time of the traced threads by wait class: oncpu, "
         "idle (waiting for work) and the loss classes (counted while observed)",
         labels=["class", "kind"], unit="seconds")
-    for cls in ("oncpu", *CLASSES):
+    # io-wq's hashed queue only where measured (never a 0 for what was not)
+    hashed = (HASHED_CLASS,) if HASHED_CLASS in s.thread_ns else ()
+    for cls in ("oncpu", *CLASSES, *hashed):
         t.add_metric([cls, _class_kind(cls)], s.thread_ns.get(cls, 0.0) / 1e9)
     yield t
 

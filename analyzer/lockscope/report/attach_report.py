@@ -18,6 +18,7 @@ from ..schema import CLASS_KEYS, AttachAnalysis, ResultsDoc
 from ..schema import attach_analysis as stored_analysis
 from .fmt import duration_ns, size_bytes
 from .html import inline_svg
+from .iowq_line import hashed_text
 from .outputs import MARKER
 
 VERDICT_CLASS = {"idle": "good", "inconclusive": "unknown", "cpu_bound": "warn",
@@ -83,7 +84,7 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
         "verdict": v, "verdict_class": VERDICT_CLASS.get(str(v.get("kind")), "bad"),
         "oncpu": f"{a.get('oncpu_ns', 0) / 1e9 / window:.2f}" if window else "0",
         "lost": f"{a.get('lost_ns', 0) / 1e9:.1f}", "idle": f"{a.get('idle_ns', 0) / 1e9:.1f}",
-        "classes": classes, "files": files,
+        "classes": classes, "files": files, "io_uring_hashed": hashed_text(a),
         "throughput": a.get("throughput") or {}, "intervals": len(a.get("series") or []),
         "falls": fall, "fall_classes": [
             {"name": c["class"], "r": f"{c['r']:.2f}", "lag": c["lag_s"], "n": c["n"],

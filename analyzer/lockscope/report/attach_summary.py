@@ -7,6 +7,7 @@ from typing import cast
 
 from ..analysis.recorder_cost import shed_phrase
 from ..schema import AttachAnalysis, ResultsDoc, attach_analysis
+from .iowq_line import hashed_text
 
 TOP_FILES = 8
 
@@ -50,6 +51,8 @@ def print_attach_summary(doc: ResultsDoc, out: Path, report) -> None:
                       "not lost" if c["class"] == "idle" else f"{c['loss_share']:.0%}",
                       f"{how['method']}: {how['detail']}" if how else "")
     con.print(table)
+    if hashed_text(a):
+        con.print(hashed_text(a), highlight=False)
     files = [f for f in a.get("files") or [] if f["engine"] or f["inode_lock_ns"]][:TOP_FILES]
     if files:
         ft = Table(title="files", title_justify="left")

@@ -120,6 +120,12 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 	/* Needs the holders group's waiter slots (task storage of the woken task). */
 	[GROUP_RELEASERS] = { "releasers", { "sched:sched_waking" }, { "releaser_wake" },
 		K(TP_BTF), false, "no releaser stacks (where a waited-for lock was released)", NULL },
+	/* The classic tracepoint only: its record's fields are read through
+	 * CO-RE (kern/iowq.bpf.inc); tp_btf and raw_tp arguments differ in
+	 * order between 5.10 and 6.1. The end of the wait is the dio group's. */
+	[GROUP_IOURING] = { "io_uring", { "io_uring:io_uring_queue_async_work" }, { "iowq_queue" },
+		K(TRACEPOINT), false, "io_uring requests io-wq serializes per file (hashed) not "
+		"measured", NULL },
 };
 
 /* ---- libbpf messages: kept to find which program a load failed on ---- */

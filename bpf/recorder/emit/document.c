@@ -18,6 +18,7 @@
 #include "record.skel.h"
 #include "emit/document.h"
 #include "resolve/tasks.h"
+#include "emit/iowq_json.h"
 #include "emit/holder_json.h"
 #include "setup/syscall_names.h"
 
@@ -607,6 +608,7 @@ static void write_dio(struct rec_session *s, struct json_out *j)
 		json_lat(j, "fsync", &d->v.sync_lat);
 		json_lat(j, "sync_file_range", &d->v.range_lat);
 		json_lat(j, "dsync_writes", &d->v.dsync_lat);
+		iowq_json_file(s, j, d);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -835,6 +837,7 @@ int document_write(struct rec_session *s, FILE *f)
 	write_drops_and_counts(s, &j);
 	write_activity(s, &j);
 	write_dio_lock_mode(s, &j);
+	iowq_json_write(s, &j);
 	write_jbd2(s, &j);
 	holder_json_write(s, &j);
 	if (s->ovh_ready)

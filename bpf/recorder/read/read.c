@@ -53,7 +53,7 @@ static int dump_map(const struct bpf_map *map, size_t entry_size, size_t voff,
 /* Per-CPU values are summed, except the fields at max_off[], which keep the
  * largest CPU's value. Every field is a __u64. */
 struct reduce {
-	size_t max_off[8];
+	size_t max_off[10];
 	int nr_max;
 };
 
@@ -124,7 +124,9 @@ static const struct reduce dio_reduce = {
 	  offsetof(struct dio_val, pre_iomap) + offsetof(struct lat_stat, max_ns),
 	  offsetof(struct dio_val, sync_lat) + offsetof(struct lat_stat, max_ns),
 	  offsetof(struct dio_val, range_lat) + offsetof(struct lat_stat, max_ns),
-	  offsetof(struct dio_val, dsync_lat) + offsetof(struct lat_stat, max_ns) }, 7 };
+	  offsetof(struct dio_val, dsync_lat) + offsetof(struct lat_stat, max_ns),
+	  offsetof(struct dio_val, iowq_wait) + offsetof(struct lat_stat, max_ns),
+	  offsetof(struct dio_val, iowq_behind) + offsetof(struct lat_stat, max_ns) }, 9 };
 
 int read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr)
 {

@@ -1,0 +1,38 @@
+"""The kernel matrix's judge sets what a guest's tests found of its kernel against the
+kernel's expectation (tools/kernels/judge.py, expectations.py): io_uring's hashing of
+O_DIRECT writes to ext4."""
+
+from __future__ import annotations
+
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools" / "kernels"))
+
+from expectations import EXPECTED  # noqa: E402
+from judge import guest_findings, io_wq_hashed  # noqa: E402
+
+PASSED = {"ok": True, "detail": "passed"}
+
+
+def test_the_finding_must_be_the_kernels(tmp_path):
+    (tmp_path / "findings").write_text('io_wq_hashed\tyes\nio_wq_hashed_figures\t{"a": 1}\n')
+    found = guest_findings(tmp_path)
+    assert found == {"io_wq_hashed": "yes", "io_wq_hashed_figures": '{"a": 1}'}
+    assert io_wq_hashed(PASSED, found["io_wq_hashed"], True)["ok"]
+    wrong = io_wq_hashed(PASSED, found["io_wq_hashed"], False)
+    assert not wrong["ok"] and "expected no" in wrong["detail"]
+
+
+def test_no_finding_fails_where_one_is_expected_and_a_failed_test_stays_failed(tmp_path):
+    assert guest_findings(tmp_path) == {}
+    assert not io_wq_hashed(PASSED, None, True)["ok"]
+    failed = {"ok": False, "detail": "failed"}
+    assert io_wq_hashed(failed, "yes", True) is failed
+    assert io_wq_hashed(PASSED, None, None) is PASSED     # not checked on this kernel
+
+
+def test_the_kernels_say_which_hash():
+    assert EXPECTED["6.1.0-56-amd64"].io_wq_hashed is True
+    assert EXPECTED["6.12.117+deb12-amd64"].io_wq_hashed is False
