@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from lockscope.run import dbserver
 from lockscope.run.dbserver import Server
 from lockscope.run.dbserver.mariadb import mariadbd_binary, mysql_query, sysbench_argv
-from lockscope.run.dbserver.postgres import pgbench_argv
+from lockscope.run.dbserver.postgres import pgbench_argv, psql
 from lockscope.run.loopfs import make_loopfs
 from lockscope.run.workload.parsers import ToolOutputError, parse_pgbench, parse_sysbench
 
@@ -100,8 +101,25 @@ def pgbench_args(server: Server) -> list[str]:
 
 
 def pgbench_init(server: Server, scale: int = 1) -> None:
+    """pgbench's tables, and its commits counted in pg_stat_database before this returns:
+    the statistics are reported late (before 15, through the collector), and an init's
+    commits counted inside a later window would be taken for the load's."""
     subprocess.run(pgbench_args(server) + ["-i", "-q", "-s", str(scale), "postgres"],
                    check=True, capture_output=True)
+    _commits_settled(server)
+
+
+def _commits_settled(server: Server, timeout: float = 60) -> None:
+    """Until sum(xact_commit) grows by no more than this loop's own queries (one commit
+    each) over a second, twice in a row."""
+    sql = "SELECT sum(xact_commit) FROM pg_stat_database"
+    deadline = time.monotonic() + timeout
+    last, calm = int(psql(server, sql)), 0
+    while calm < 2 and time.monotonic() < deadline:
+        time.sleep(1)
+        now = int(psql(server, sql))
+        calm = calm + 1 if now - last <= 1 else 0
+        last = now
 
 
 def pgbench_start(server: Server, clients: int, seconds: float) -> subprocess.Popen:
