@@ -85,6 +85,7 @@ class LockWait(TypedDict, total=False):
     exclusive_held: Held
     readers_held: Held
     hist_log2_ns: list[int]
+    long: bool              # a wait >= --long-wait-us, recorded in every phase
 
 
 class TraceLock(TypedDict, total=False):
@@ -172,6 +173,7 @@ class OffcpuRecord(TypedDict, total=False):
     total_ns: int
     sampled_count: int
     sampled_ns: int
+    long: bool              # waits >= --long-wait-us, recorded in every phase with stacks
 
 
 class SyscallEntry(TypedDict, total=False):

@@ -240,6 +240,7 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->self_pid = getpid();
 	skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
 	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
+	skel->rodata->long_wait_ns = (__u64)o->long_wait_us * 1000;
 	skel->rodata->holder_period_ns = (__u64)o->holder_period_ms * 1000000;
 	skel->rodata->text_start = s->text_start;
 	skel->rodata->text_end = s->text_end;

@@ -65,6 +65,12 @@ static const struct opt_def defs[] = {
 	  "too), exit; loads nothing, needs no root", NULL },
 	{ "min-block-us", 0, "N", OK_UINT, F(min_block_us), 1, 0, MAP_MAX, false,
 	  "off-CPU periods shorter than N us get no stack record", NULL },
+	{ "long-wait-us", 0, "N", OK_UINT, F(long_wait_us), 0, 0, 60000000, false,
+	  "every off-CPU wait (blocked, not runnable) and lock wait of a traced thread "
+	  "lasting N us or more is recorded with its kernel and user stack in every phase of "
+	  "--duty and whatever --max-overhead sheds; shorter ones are sampled",
+	  "0 (the default): none; waits are then sampled like the rest. lockscope attach "
+	  "passes 1000" },
 	{ "no-user-stacks", 0, NULL, OK_CLEAR, F(user_stacks), 0, 0, 0, false,
 	  "do not collect user stacks", NULL },
 	{ "raw-syscalls", 0, NULL, OK_SET, F(raw_syscalls), 0, 0, 0, false,

@@ -23,6 +23,7 @@ struct rec_opts {
 	bool verbose;
 	unsigned int min_block_us;
 	unsigned int stack_refresh_ms;
+	unsigned int long_wait_us;  /* waits recorded with stacks in every phase; 0: off */
 	unsigned int holder_period_ms; /* holder snapshot timer period */
 	unsigned int max_locks;
 	unsigned int max_stacks;
