@@ -12,7 +12,7 @@ some cases sit in a ``total=False`` subclass.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 SCHEMA = "lockscope/2"
 # lockscope/1 stored an attach's window as a sweep run (``runs[0]``); results.load_results
@@ -973,6 +973,15 @@ class DbSummary(TypedDict, total=False):
     commits_per_s: float | None
 
 
+class StackShares(TypedDict):
+    """Wait delay of a profile and the part of it without a stack, by reason
+    (analysis.stack_shares, docs/long-waits.md)."""
+
+    delay_ns: float
+    without_ns: dict[str, float]   # not_sampled, stack_lost
+    four_frames_ns: float          # with at least 4 frames, kernel and user together
+
+
 class AttachFigures(TypedDict):
     """``analysis.attach`` but its verdict: what the verdict is decided from."""
 
@@ -996,6 +1005,7 @@ class AttachFigures(TypedDict):
     db: DbSummary | None
     series_omitted: int
     overhead: RecorderCost | None
+    stacks: NotRequired[dict[str, StackShares]]  # block, mutex
 
 
 class AttachAnalysis(AttachFigures):
