@@ -216,6 +216,8 @@ struct offcpu_key {
 };
 
 #define REC_NO_SYSCALL 0xffffffffu
+/* In a long wait's key while its system call is to be read at switch-in. */
+#define REC_SYSCALL_LATER 0xfffffffeu
 /* Set in offcpu_key.syscall: blocked in a write-family call on a file
  * opened O_DSYNC/O_SYNC (or on a synchronous inode), whose wait is that
  * write's durability. */

@@ -293,7 +293,8 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct, o->max_pause_ms,
 		      /* sampled statistics estimate the rest of the window from a
 		       * second in N: the probes must be attached throughout */
-		      s->series || o->duty_pct < 100 ? 1 : o->stats_every);
+		      s->series || o->duty_pct < 100 ? 1 : o->stats_every,
+		      o->budget_stats_every);
 	s->ovh_ready = true;
 	session_tick(s);
 	return 0;

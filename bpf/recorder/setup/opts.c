@@ -128,6 +128,12 @@ static const struct opt_def defs[] = {
 	  "checking; the window stays open", "0: never adjust" },
 	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,
 	  "the longest pause of --max-overhead's last resort", NULL },
+	{ "budget-stats-every", 0, "N", OK_UINT, F(budget_stats_every), 1, 1, 60, false,
+	  "with a budget (--max-overhead), keep the BPF run-time statistics on for one second "
+	  "in every N only and judge the budget on those seconds, their own clock taken out "
+	  "of every run: what the programs cost unmeasured; the intervals of a series carry "
+	  "that estimate (overhead.estimated). lockscope attach passes 4",
+	  "1: on throughout, every second judged" },
 	{ "stats-every", 0, "N", OK_UINT, F(stats_every), 4, 1, 60, false,
 	  "without a budget (--max-overhead 0), a series or a --duty, the kernel's BPF run-time "
 	  "statistics are on for one second in every N: with them on, every run of every "

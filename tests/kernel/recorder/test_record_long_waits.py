@@ -55,6 +55,8 @@ def test_every_long_wait_has_its_stacks_at_a_low_duty(tmp_path):
     sampling = doc["sampling"]
     assert sampling["observed_ns"] < 0.5 * doc["interval"]["duration_ns"], sampling
     assert sum(r["count"] for r in longs) == said["sleeps"] == SLEEPS, longs
+    # the system call of a wait switched out in an "off" phase is read at its switch-in
+    assert len({r["syscall"] for r in longs}) == 1 and longs[0]["syscall"] is not None, longs
     for r in longs:
         assert r["reason"] == "blocked"
         assert len(r["kstack"] or []) >= 3, r
