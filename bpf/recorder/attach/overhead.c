@@ -387,6 +387,26 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 	judge(v, skel, probe, duty, now, share, on, group_ns);
 }
 
+/* The next stack step: user stacks, then all stack walks; false when both
+ * are shed already. */
+static bool shed_stacks_step(struct rec_overhead *v, struct record_bpf *skel, __u64 now,
+			     double share)
+{
+	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
+		v->stacks_shed = REC_SHED_USTACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "user_stacks", share);
+		return true;
+	}
+	if (v->stacks_shed < REC_SHED_STACKS) {
+		v->stacks_shed = REC_SHED_STACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "stacks", share);
+		return true;
+	}
+	return false;
+}
+
 static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 		  struct rec_duty *duty, __u64 now, double share, __u64 on,
 		  const __u64 group_ns[NR_GROUPS])
@@ -406,19 +426,11 @@ static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_pr
 	}
 	if (lower_duty(v, duty, now, share))
 		return;
-	/* stacks first: they cost inside the switch and lock programs */
-	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
-		v->stacks_shed = REC_SHED_USTACKS;
-		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
-		add_shed(v, now, "stacks", "user_stacks", share);
+	/* stacks first: they cost inside the switch and lock programs; but
+	 * while long waits are followed (--long-wait-us) the stacks are what
+	 * the recording is for, and the other groups go first */
+	if (!skel->rodata->long_wait_ns && shed_stacks_step(v, skel, now, share))
 		return;
-	}
-	if (v->stacks_shed < REC_SHED_STACKS) {
-		v->stacks_shed = REC_SHED_STACKS;
-		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
-		add_shed(v, now, "stacks", "stacks", share);
-		return;
-	}
 	for (i = 0; i < NR_GROUPS; i++) {
 		if (overhead_group_core(i) || v->group_shed[i] || !probe_group_on(probe, i))
 			continue;
@@ -433,6 +445,8 @@ static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_pr
 		add_shed(v, now, "group", probe_groups[best].name, share);
 		return;
 	}
+	if (shed_stacks_step(v, skel, now, share))
+		return;
 	/* Only the core groups are left, and they alone are over budget: a
 	 * pause keeps the budget and the window (a continuous attach goes on
 	 * recording after it). */
