@@ -336,7 +336,7 @@ static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct
 			 struct rec_duty *duty, __u64 now)
 {
 	__u64 group_ns[NR_GROUPS] = { 0 }, runs, total, bare, dt = now - v->tick_mono;
-	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed, steps;
 	bool measured = v->stats_on;
 	double clock, share;
 	int i;
@@ -351,7 +351,19 @@ static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct
 			v->est_ns_per_s = (double)bare * 1e9 / (double)dt;
 		share = on ? share_of(v, bare, on) * duty->pct / 100 : 0;
 		sample_tick(v, now);
+		steps = v->nr_shed + duty->pauses + duty->pct;
 		judge(v, skel, probe, duty, now, share, on, group_ns);
+		/* a step was taken: its effect is measured at once, the next
+		 * second, so that the steps come a second apart as without sampling */
+		if (steps != v->nr_shed + duty->pauses + duty->pct && !v->stats_on) {
+			int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+			if (fd >= 0) {
+				v->stats_fd = fd;
+				v->stats_on = true;
+				v->on_since = now;
+			}
+		}
 	} else {
 		sample_tick(v, now);
 	}
