@@ -21,7 +21,8 @@ import os
 import pytest
 from queue_events import available, queue_events
 
-from lockscope.analysis.iowq import hashed_summary, hashed_wait_class
+from lockscope.analysis.iowq import hashed_cause, hashed_summary, hashed_wait_class
+from lockscope.analysis.kernel_release import parse_release
 
 from dio_cases import LOAD
 from record_common import dio_entry, record_engine, start_engine
@@ -72,6 +73,15 @@ def test_hashed_direct_writes_wait_as_the_event_says(ext4_fs, tmp_path):
     assert abs(h["queued"] - seen["hashed"]) <= max(2, 0.02 * seen["hashed"]), (h, seen)
     assert abs(h["unhashed"] - seen["normal"]) <= max(2, 0.02 * seen["normal"]), (h, seen)
     assert wait_class is not None
+    # the cause and the rule it cites, for the kernel the recording names
+    mine = [f for f in summary["files"] if f["ino"] == entry["ino"]]
+    cause = hashed_cause("ext4", mine[0], writes, parse_release(doc["kernel"])) if mine else None
+    if seen["hashed"]:
+        # a rule under which this kernel hashes ext4's O_DIRECT writes: before 6.4
+        assert cause is not None and cause["kernel_range"] == "< 6.4", cause
+        assert "io_prep_async_work()" in cause["kernel_source"] and cause["remedy"], cause
+    else:
+        assert cause is None
     if seen["hashed"]:
         # each hashed request's wait ends when its direct I/O begins in a worker
         assert h["waited"]["count"] >= 0.95 * h["queued"], h
