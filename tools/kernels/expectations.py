@@ -30,7 +30,7 @@ EXPECTED: dict[str, Expect] = {
     # 3fd41721cd5c) they lack (bpf/recorder/alternatives.c)
     "6.1.0-56-amd64": Expect(io_wq_hashed=True),
     # 5.10: lock waits from the rwsem/mutex slow paths (lock_slowpath stands in for lock)
-    "5.10.0-32-amd64": Expect(gaps={
+    "5.10.0-32-amd64": Expect(io_wq_hashed=True, gaps={
         "follow_counts_as_recorder":
             "Debian 11's bpftrace 0.11.3 compiles no follow script: the struct definitions "
             "it writes from the kernel's BTF (definitions.h) use u64, size_t, loff_t and "
