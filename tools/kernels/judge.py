@@ -158,13 +158,18 @@ def _no_listing(out: Path, doctor) -> str:
     return err.read_text(errors="replace")[-300:] if err.exists() else "no doctor output"
 
 
-def guest_findings(out: Path) -> dict[str, str]:
-    """What the tests found of the kernel (LOCKSCOPE_FINDINGS: "name<TAB>value" lines)."""
+def _pairs(path: Path, sep: str) -> dict[str, str]:
+    """"name<sep>value" lines of a file the guest wrote ({} when it did not)."""
     try:
-        lines = (out / "findings").read_text().splitlines()
+        lines = path.read_text().splitlines()
     except OSError:
         return {}
-    return dict(line.split("\t", 1) for line in lines if "\t" in line)
+    return dict(line.split(sep, 1) for line in lines if sep in line)
+
+
+def guest_findings(out: Path) -> dict[str, str]:
+    """What the tests found of the kernel (LOCKSCOPE_FINDINGS: "name<TAB>value" lines)."""
+    return _pairs(out / "findings", "\t")
 
 
 def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
@@ -174,11 +179,6 @@ def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
     want = "yes" if expected else "no"
     return {"ok": found == want,
             "detail": f"hashed: {found or 'not found'} (expected {want})"}
-
-
-def io_wq_figures(out: Path) -> str:
-    """The figures the io-wq test compared, for a failed check's detail."""
-    return guest_findings(out).get("io_wq_hashed_figures", "")
 
 
 def judge(out: Path, host_findings: dict[str, dict]) -> dict:
@@ -221,11 +221,14 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     for test, name in TESTS.items():
         got = outcomes.get(test)
         checks[name] = {"ok": got == "passed", "detail": got or "did not run"}
+    findings = guest_findings(out)
     checks["io_wq_hashed_ext4_sparse"] = io_wq_hashed(
-        checks["io_wq_hashed_ext4_sparse"], guest_findings(out).get("io_wq_hashed"),
+        checks["io_wq_hashed_ext4_sparse"], findings.get("io_wq_hashed"),
         expect.io_wq_hashed if expect else None)
-    if not checks["io_wq_hashed_ext4_sparse"]["ok"] and io_wq_figures(out):
-        checks["io_wq_hashed_ext4_sparse"]["detail"] += f": {io_wq_figures(out)[:600]}"
+    # the figures the io-wq test compared, for a failed check's detail
+    figures = findings.get("io_wq_hashed_figures", "")
+    if not checks["io_wq_hashed_ext4_sparse"]["ok"] and figures:
+        checks["io_wq_hashed_ext4_sparse"]["detail"] += f": {figures[:600]}"
 
     for name, step in (("installed", "install"), ("uninstalled", "uninstall")):
         rc = st.get(step, (None, 0))[0]
@@ -282,11 +285,7 @@ def host_unharmed(out: Path) -> dict:
 
 def userland(out: Path) -> dict[str, str]:
     """The guest's release, libc, own Python and database versions (guest-run wrote them)."""
-    try:
-        lines = (out / "userland").read_text().splitlines()
-    except OSError:
-        return {}
-    return dict(line.split(" ", 1) for line in lines if " " in line)
+    return _pairs(out / "userland", " ")
 
 
 def junit(path: Path) -> dict[str, str]:
