@@ -358,6 +358,12 @@ class ClatJson(TypedDict, total=False):
     percentile: dict[str, float]
 
 
+class LatJson(TypedDict, total=False):
+    """``lat_ns`` of one direction: fio's total latency (slat + clat)."""
+
+    mean: float
+
+
 class DirectionStats(TypedDict, total=False):
     """One direction (``read``/``write``) of an engine job, as fio writes it."""
 
@@ -365,6 +371,7 @@ class DirectionStats(TypedDict, total=False):
     bw_bytes: float
     total_ios: int
     clat_ns: ClatJson
+    lat_ns: LatJson         # submission to completion
 
 
 class EngineJob(TypedDict, total=False):
@@ -669,6 +676,8 @@ class Point(_PointRequired, total=False):
     time_share: dict[str, float]    # SHARE_KEYS -> share of thread time
     inode_locks: list[PointLock]
     other_locks: list[PointLock]
+    # io-wq's hashed queue in request time (analysis/iowq_sweep.py)
+    io_uring_hashed: PointIoWq
 
 
 # ``analysis.<fs>.usl``: ok and note always; the fit only when ok ("lambda" is a keyword).
@@ -865,6 +874,8 @@ class FsAnalysis(_FsAnalysisRequired, total=False):
 
     # sweep --preset: the server's time per client count (analysis/server_time.py)
     server: dict[str, Any]
+    # io-wq's hashed queue at the top thread count and its rule (analysis/iowq_sweep.py)
+    io_uring_hashed: SweepIoWq
 
 
 class ComparisonRow(TypedDict):
@@ -961,6 +972,39 @@ class IoUringHashed(TypedDict):
     behind: int
     behind_ns: int
     files: list[IoUringHashedFile]
+
+
+class PointIoWq(IoUringHashed):
+    """``analysis.<fs>.points[].io_uring_hashed``: io-wq's hashed queue over the point's
+    traced runs, in request time. ``request_ns``: the requests' own time (each direction's
+    total_ios x mean lat_ns, from the engine), None where the workload reports none;
+    ``share``: behind_ns / request_ns, None where either is not measured (never 0)."""
+
+    request_ns: float | None
+    share: float | None
+
+
+class SweepIoWq(TypedDict):
+    """``analysis.<fs>.io_uring_hashed``: io-wq's hashed queue at the top traced thread
+    count, whether the verdict names it, and io_uring's rule for this kernel when it does
+    (``cause``, rules_iouring.py)."""
+
+    measured: bool
+    reason: str | None          # why not measured (None when measured)
+    threads: int | None         # the top traced thread count
+    queued: int
+    unhashed: int
+    behind: int
+    behind_ns: int
+    share: float | None         # of request time at ``threads``; None: not measured
+    share_by_threads: dict[str, float]  # the measured points only
+    explained_loss: float | None        # None: the lowest or top point not measured
+    named: bool
+    cause: Cause | None         # io_uring's rule for the top file's hashed waits
+    path: str | None            # the file that waited most behind its hash
+    # the hashed writes measured against the running kernel's range, where it says
+    # they are not hashed (the cause then cites the range that hashes them)
+    disagreement: str | None
 
 
 class TraceRates(TypedDict):

@@ -20,7 +20,8 @@ class Expect:
     gaps: dict[str, str] = field(default_factory=dict)      # check -> why it fails there
     # whether io_uring hashes O_DIRECT writes to ext4 (io_uring/io_uring.c
     # io_prep_async_work(): before 6.4 it does; ext4 sets FMODE_DIO_PARALLEL_WRITE from
-    # 6.4); None: not checked on this kernel
+    # 6.4), and so whether the io_uring sweep's verdict names io-wq; None: not checked
+    # on this kernel
     io_wq_hashed: bool | None = None
 
 

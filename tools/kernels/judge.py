@@ -57,6 +57,8 @@ TESTS = {
     "test_a_filesystem_module_that_cannot_load": "fault_fs_module_refused",
     # io_uring's O_DIRECT writes io-wq serializes per file, against the event's own count
     "test_hashed_direct_writes_wait_as_the_event_says": "io_wq_hashed_ext4_sparse",
+    # the io_uring sweep's verdict names io-wq where the recorder measured hashed waits
+    "test_the_recorded_io_wq_hash_decides_the_verdict": "sweep_io_wq_named",
 }
 FATAL = "Oops|BUG:|Kernel panic|general protection fault"
 OOPS = re.compile(rf"^.*\b(?:{FATAL}).*$", re.M)
@@ -172,13 +174,15 @@ def guest_findings(out: Path) -> dict[str, str]:
     return _pairs(out / "findings", "\t")
 
 
-def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
-    """The test passed, and the kernel hashed the O_DIRECT writes or not as expected."""
+def io_wq_hashed(check: dict, found: str | None, expected: bool | None,
+                 what: str = "hashed") -> dict:
+    """The test passed, and the kernel hashed the O_DIRECT writes or not as expected
+    (`what`: the finding's word, "named" for the sweep naming io-wq)."""
     if expected is None or not check["ok"]:
         return check
     want = "yes" if expected else "no"
     return {"ok": found == want,
-            "detail": f"hashed: {found or 'not found'} (expected {want})"}
+            "detail": f"{what}: {found or 'not found'} (expected {want})"}
 
 
 def judge(out: Path, host_findings: dict[str, dict]) -> dict:
@@ -229,6 +233,13 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     figures = findings.get("io_wq_hashed_figures", "")
     if not checks["io_wq_hashed_ext4_sparse"]["ok"] and figures:
         checks["io_wq_hashed_ext4_sparse"]["detail"] += f": {figures[:600]}"
+    # where the kernel hashes them, the io_uring sweep's verdict names io-wq; else not
+    checks["sweep_io_wq_named"] = io_wq_hashed(
+        checks["sweep_io_wq_named"], findings.get("sweep_io_wq_named"),
+        expect.io_wq_hashed if expect else None, "named")
+    figures = findings.get("sweep_io_wq_figures", "")
+    if not checks["sweep_io_wq_named"]["ok"] and figures:
+        checks["sweep_io_wq_named"]["detail"] += f": {figures[:600]}"
 
     for name, step in (("installed", "install"), ("uninstalled", "uninstall")):
         rc = st.get(step, (None, 0))[0]

@@ -24,6 +24,7 @@ from .compare import compare
 from .dio import classes_for, file_classes, no_writes
 from .explain import what_if
 from .holders import annotate, lock_releasers, lock_samples, releasers, split
+from .iowq_sweep import sweep_hashed
 from .kernel_release import parse_release, release_of
 from .lock_mode import mode_share
 from .remedy_outcome import lower_confidence
@@ -31,13 +32,14 @@ from .rules import FileFacts, Judgment, judge, kernel_rules
 from .runs import lock_key
 from .scaling import build_points, finish_locks
 from .usl import fit_usl
-from .verdict import decide, note_inode_lock, say_disagreement
+from .verdict import decide, note_inode_lock, note_iowq, say_disagreement
 
 
 def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None,
-               release: str | None = None) -> FsAnalysis:
+               release: str | None = None, ioengine: str | None = None) -> FsAnalysis:
     """Everything analysis.<fs> holds (docs/results-schema.md) for one filesystem;
-    `release`: the kernel it ran on (uname -r), whose locking rules apply."""
+    `release`: the kernel it ran on (uname -r), whose locking rules apply; `ioengine`:
+    the job's, when the sweep ran its engine (io_uring: io-wq is said even unmeasured)."""
     points, raw_locks = build_points(runs)
     locks = finish_locks(raw_locks)
     for lk in locks:
@@ -61,18 +63,25 @@ def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None
     # the measured mode of what the first cause blames, else of all the file's DIO writes
     mode = (causes[0]["mode"] if causes and causes[0]["mode"]
             else mode_share(row, "writes") if row else None)
+    iowq = sweep_hashed(fstype, points, runs, cpus, parse_release(release))
     verdict = decide(fstype, points, locks, causes, cpus, mode=mode,
-                     disagreements=judged.disagreements)
+                     disagreements=judged.disagreements, iowq=iowq)
+    note_iowq(verdict, iowq, ioengine == "io_uring")
     if top_inode and verdict["kind"] not in LOCK_VERDICTS:
         note_inode_lock(verdict, top_inode, points, causes)
     verdict["holders"], verdict["releasers"] = [], []
     if verdict["kind"] in LOCK_VERDICTS and locks:
         _add_holders(verdict, locks[0], runs, points[-1]["threads"])
     say_disagreement(verdict, judged.disagreements)
-    return {"fs": label, "fstype": fstype, "points": points, "usl": usl, "locks": locks,
-            "dio_classes": classes, "causes": causes,
-            "kernel_rules": kernel_rules(release, judged.disagreements, fstype),
-            "verdict": verdict}
+    disagreements = judged.disagreements + ([iowq["disagreement"]]
+                                            if iowq and iowq["disagreement"] else [])
+    out: FsAnalysis = {"fs": label, "fstype": fstype, "points": points, "usl": usl,
+                       "locks": locks, "dio_classes": classes, "causes": causes,
+                       "kernel_rules": kernel_rules(release, disagreements, fstype),
+                       "verdict": verdict}
+    if iowq:
+        out["io_uring_hashed"] = iowq
+    return out
 
 
 def _add_holders(verdict: Verdict, top: Lock, runs: list[Run], threads: int) -> None:
@@ -108,7 +117,9 @@ def analyze(doc: ResultsDoc) -> Analysis:
     per_fs: dict[str, FsAnalysis] = {}
     for label, runs in by_fs.items():
         fstype = (fsinfo.get(label) or {}).get("fstype") or label
-        per_fs[label] = analyze_fs(label, fstype, runs, host.get("cpus"), release_of(doc))
+        per_fs[label] = analyze_fs(label, fstype, runs, host.get("cpus"), release_of(doc),
+                                   ((doc.get("workload") or {}).get("job") or {})
+                                   .get("ioengine"))
         if any(run.get("server") for run in runs):
             _server_analysis(per_fs[label], runs, host)
     out: Analysis = dict(per_fs)

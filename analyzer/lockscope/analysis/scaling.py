@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..schema import Clat, Lock, LockIdentity, Point, PointLock, Run
+from .iowq_sweep import point_hashed
 from .runs import Breakdown, RunLock, trace_breakdown, worker_tids, workload_figures
 from .stats import add_hist, log2_percentile, spread
 
@@ -65,6 +66,9 @@ def build_points(runs: list[Run]) -> tuple[list[Point], dict[str, LockTotals]]:
             point["inode_locks"], point["other_locks"] = _lock_shares(traced, tt)
             for b in traced:
                 _merge_locks(locks, b["locks"], n, b["thread_time_ns"] / tt)
+            hashed = point_hashed(by_n[n])
+            if hashed:
+                point["io_uring_hashed"] = hashed
         points.append(point)
     x1 = points[0]["iops"]["mean"] if points else 0.0
     n1 = points[0]["threads"] if points else 1

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..schema import Cause, Lock, ModeShare, Point, Verdict, VerdictKind
+from ..schema import Cause, Lock, ModeShare, Point, SweepIoWq, Verdict, VerdictKind
 from .explain import category_losses, cpu_capacity_bound, evidence_strength
+from .iowq_sweep import hashed_note
 from .lock_mode import mode_text
 from .rules import GENERAL_REMEDIES
 
@@ -20,9 +21,10 @@ CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
 
 def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cause],
            cpus: int | None = None, *, mode: ModeShare | None = None,
-           disagreements: Sequence[str] = ()) -> Verdict:
+           disagreements: Sequence[str] = (), iowq: SweepIoWq | None = None) -> Verdict:
     """`mode`: the measured lock mode of the class the causes blame (lock_mode.py);
-    `disagreements`: where that mode contradicts the kernel version's rules."""
+    `disagreements`: where that mode contradicts the kernel version's rules;
+    `iowq`: io-wq's hashed queue at the top point (iowq_sweep.py)."""
     if not points:
         return _verdict(VerdictKind.INCONCLUSIVE, evidence=["no completed runs"], confidence="low",
                         summary=f"{fstype} has no completed runs, so there is nothing to judge.")
@@ -51,6 +53,10 @@ def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cau
     if cpu_capacity_bound(points, cpus):
         return _cpu_verdict(fstype, curve, [cpu_evidence, "throughput is within 10% of what "
                             f"{cpus} CPUs allow at the 1-thread CPU cost per I/O"])
+    # Request time, not thread time: the threads idle while their requests queue
+    # behind the file's hash (iowq_sweep.py); no thread wait would name it.
+    if iowq and iowq["named"]:
+        return _iowq_verdict(fstype, points, curve, iowq)
     # The largest part of the loss decides; a lock must also be a real share of time.
     parts = category_losses(points, cpus)
     top = locks[0] if locks else None
@@ -122,6 +128,45 @@ def _lock_verdict(fstype: str, top: Lock, points: list[Point], causes: list[Caus
     if inode:
         verdict["lock_mode"] = mode
     return verdict
+
+
+def _iowq_verdict(fstype: str, points: list[Point], curve: str, s: SweepIoWq) -> Verdict:
+    c = s["cause"]
+    assert c is not None and s["share"] is not None and s["explained_loss"] is not None
+    confidence, notes = evidence_strength(points, s["share_by_threads"], s["explained_loss"])
+    where = s["path"] or "one file"
+    evidence = [curve,
+                f"io-wq's hash of {where}: {s['behind']:,} of the {s['queued']:,} requests "
+                f"io_uring queued to io-wq hashed waited behind another of the file's, "
+                f"{s['behind_ns'] / 1e9:.2f} s: {s['share']:.0%} of the requests' time "
+                f"at {s['threads']} threads (the threads meanwhile wait for completions)",
+                f"it explains {s['explained_loss']:.0%} of the lost efficiency (a thread "
+                "keeping iodepth requests in flight spends iodepth x its time per I/O on "
+                "each: the same share of its time)"] + notes
+    evidence.append(f"{c['rule']} ({c['kernel_source']}, kernels {c['kernel_range']}): "
+                    f"{c['evidence']}")
+    summary = (f"{fstype} stops scaling in io-wq: io_uring queued the O_DIRECT writes to "
+               f"{where} to io-wq hashed by the inode, and io-wq runs them one at a time "
+               f"({s['share']:.0%} of request time at {s['threads']} threads), because "
+               f"{c['rule']} (kernels {c['kernel_range']}).")
+    if s["disagreement"]:
+        summary += f" Measured: {s['disagreement']}."
+    return _verdict(VerdictKind.IO_URING_SERIALIZED, path=s["path"], reasons=[c["reason"]],
+                    explained_loss=s["explained_loss"], evidence=evidence,
+                    confidence=confidence, remedies=[c["remedy"]], summary=summary)
+
+
+def note_iowq(verdict: Verdict, s: SweepIoWq | None, io_uring: bool) -> None:
+    """A verdict that does not name io-wq still says what was measured of it: not
+    measured (an io_uring workload), or its share of request time when any request went
+    there."""
+    line = hashed_note(s, io_uring) if s and not s["named"] else ""
+    if line:
+        verdict["evidence"].append(line)
+    if s and not s["named"] and s["cause"] and s["share"] and s["share"] >= LOCK_MIN_SHARE:
+        c = s["cause"]
+        verdict["evidence"].append(f"{c['rule']} ({c['kernel_source']}, kernels "
+                                   f"{c['kernel_range']}): {c['evidence']}")
 
 
 def say_disagreement(verdict: Verdict, disagreements: Sequence[str]) -> None:

@@ -18,6 +18,7 @@ from ..analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of
 from ..schema import CLASS_KEYS, ResultsDoc, Run
 from . import fmt
 from .flame.graphs import group_runs
+from .iowq_line import sweep_hashed_text
 from .notes import feature_rows, missing_notes
 
 
@@ -46,6 +47,7 @@ VERDICTS = {
     "device_bound": ("device-bound", "warn"),
     "cpu_bound": ("CPU-bound", "warn"),
     "inconclusive": ("inconclusive", "unknown"),
+    "io_uring_serialized": ("io_uring writes serialized in io-wq", "bad"),
 }
 REASONS = {
     "extending": "writes extend i_size",
@@ -56,6 +58,7 @@ REASONS = {
     "buffered": "buffered writes take the inode lock exclusive",
     "not_nosec": "inode is not IS_NOSEC (setuid bits or security xattrs)",
     "dsync_commit": "O_DSYNC writes wait for a journal commit",
+    "io_uring_hashed": "io-wq runs the file's writes one at a time (hashed by the inode)",
 }
 TOP_LOCKS = 12
 
@@ -75,6 +78,7 @@ class FsView:
     reasons: list[str] = field(default_factory=list)
     causes: list[dict[str, Any]] = field(default_factory=list)
     rules_notes: list[str] = field(default_factory=list)   # kernel_rules: note, disagreements
+    iowq: str = ""                      # io-wq's hashed queue (report/iowq_line.py)
     locks: list[dict[str, str]] = field(default_factory=list)
     locks_total: int = 0
     dio: list[dict[str, str]] = field(default_factory=list)
@@ -270,8 +274,10 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
                  "measured": mode_text(c["mode"]) if isinstance(c.get("mode"), dict) else "",
                  "evidence": str(c.get("evidence") or ""),
                  "fraction": fmt.share(c.get("fraction"))}
-                for c in _list(a.get("causes")) if isinstance(c, dict)]
+                for c in [*_list(a.get("causes")), _dict(a.get("io_uring_hashed")).get("cause")]
+                if isinstance(c, dict)]
     v.rules_notes = _rules_notes(a)
+    v.iowq = sweep_hashed_text(_dict(a.get("io_uring_hashed")))
     top = points[-1].get("threads") if points else None
     locks = [lk for lk in _list(a.get("locks")) if isinstance(lk, dict)]
     v.locks_total = len(locks)

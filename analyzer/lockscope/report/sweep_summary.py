@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..analysis.recorder_cost import cost_sentence, shed_notes
 from ..schema import ResultsDoc, Verdict, comparison_of, fs_analyses
+from .iowq_line import sweep_hashed_text
 
 
 def print_summary(doc: ResultsDoc, out: Path, report: Path | None) -> None:
@@ -32,6 +33,10 @@ def print_summary(doc: ResultsDoc, out: Path, report: Path | None) -> None:
                           "n/a" if share is None else f"{share:.0%}")
         con.print(table)
         _print_verdict(con, a["verdict"])
+        hashed = dict(a.get("io_uring_hashed") or {})
+        if hashed.get("named") or ((doc.get("workload") or {}).get("job") or {}).get(
+                "ioengine") == "io_uring":
+            con.print(sweep_hashed_text(hashed), highlight=False)
     cmp = comparison_of(analysis)
     if cmp:
         con.print(f"[bold]comparison[/]: {cmp['summary']}", highlight=False)

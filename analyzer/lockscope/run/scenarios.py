@@ -56,6 +56,13 @@ SCENARIOS = [
              "4 KiB random O_DSYNC O_DIRECT overwrites of a written shared file",
              {**_BASE, "layout": "written", "dsync": "1"},
              "durability per write: journal commits, not the inode lock, should dominate"),
+    Scenario("shared-iouring-holes",
+             "4 KiB random O_DIRECT writes through io_uring (iodepth 16 per thread) into "
+             "one shared sparse file (holes)",
+             {**_BASE, "ioengine": "io_uring", "iodepth": "16", "layout": "sparse"},
+             "writes into holes are refused non-blocking and queued to io-wq: before 6.4 "
+             "io-wq runs them one at a time per file (io_uring_serialized); from 6.4 not on "
+             "ext4 or XFS"),
     Scenario("file-per-thread-sparse",
              "4 KiB random O_DIRECT writes, each thread into its own sparse file",
              {**_BASE, "layout": "sparse", "nrfiles": "1", "size": "256m"},

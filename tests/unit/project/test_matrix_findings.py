@@ -1,6 +1,6 @@
 """The kernel matrix's judge sets what a guest's tests found of its kernel against the
 kernel's expectation (tools/kernels/judge.py, expectations.py): io_uring's hashing of
-O_DIRECT writes to ext4."""
+O_DIRECT writes to ext4, and the io_uring sweep's verdict naming io-wq."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tools" / "kernels"))
 
 from expectations import EXPECTED  # noqa: E402
-from judge import guest_findings, io_wq_hashed  # noqa: E402
+from judge import TESTS, guest_findings, io_wq_hashed, judge  # noqa: E402
 
 PASSED = {"ok": True, "detail": "passed"}
 
@@ -36,3 +36,19 @@ def test_no_finding_fails_where_one_is_expected_and_a_failed_test_stays_failed(t
 def test_the_kernels_say_which_hash():
     assert EXPECTED["6.1.0-56-amd64"].io_wq_hashed is True
     assert EXPECTED["6.12.117+deb12-amd64"].io_wq_hashed is False
+
+
+def test_the_sweep_must_name_io_wq_where_the_kernel_hashes(tmp_path):
+    (tmp_path / "release").write_text("6.1.0-56-amd64\n")
+    (tmp_path / "junit.xml").write_text(
+        '<testsuite><testcase name="test_the_recorded_io_wq_hash_decides_the_verdict"/>'
+        '</testsuite>')
+    assert TESTS["test_the_recorded_io_wq_hash_decides_the_verdict"] == "sweep_io_wq_named"
+    (tmp_path / "findings").write_text('sweep_io_wq_named\tno\nsweep_io_wq_figures\t{"b": 2}\n')
+    check = judge(tmp_path, {})["checks"]["sweep_io_wq_named"]
+    assert not check["ok"] and "named: no (expected yes)" in check["detail"]
+    assert '{"b": 2}' in check["detail"]
+    (tmp_path / "findings").write_text("sweep_io_wq_named\tyes\n")
+    assert judge(tmp_path, {})["checks"]["sweep_io_wq_named"]["ok"]
+    (tmp_path / "release").write_text("6.12.117+deb12-amd64\n")
+    assert not judge(tmp_path, {})["checks"]["sweep_io_wq_named"]["ok"]
