@@ -99,8 +99,11 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_SYSCALLS] = { "syscalls", { "raw_syscalls:sys_enter", "raw_syscalls:sys_exit" },
 		{ "sys_enter", "sys_exit" }, TRACEPOINT_KINDS, false,
 		"no write-syscall latency; buffered writes counted only on XFS; fewer i_rwsem addresses", NULL },
-	[GROUP_SCHED] = { "sched", { "sched:sched_switch", "sched:sched_wakeup" },
-		{ "sched_switch", "sched_wakeup" }, TRACEPOINT_KINDS, false,
+	/* raw_syscalls:sys_exit: a long wait's user stack (kern/longwait.bpf.inc),
+	 * loaded with --long-wait-us only */
+	[GROUP_SCHED] = { "sched", { "sched:sched_switch", "sched:sched_wakeup",
+		"raw_syscalls:sys_exit" },
+		{ "sched_switch", "sched_wakeup", "long_wait_exit" }, TRACEPOINT_KINDS, false,
 		"no per-thread on/off-CPU time and no off-CPU stacks", NULL },
 	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete" },
 		{ "block_rq_issue", "block_rq_complete" }, TRACEPOINT_KINDS, false,
@@ -413,6 +416,34 @@ static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v
 	prog = bpf_object__find_program_by_name(p->skel->obj, name);
 	if (prog)
 		bpf_program__set_autoload(prog, false);
+}
+
+/* Without --long-wait-us, no program waits at system calls' exits for a
+ * long wait's user stack. */
+static void skip_long_wait_exit(struct rec_probe *p)
+{
+	int kind = p->groups[GROUP_SCHED].attach;
+	struct bpf_program *prog;
+	char name[64];
+
+	if (kind < 0 || kind >= ATTACH_FENTRY || p->skel->rodata->long_wait_ns)
+		return;
+	snprintf(name, sizeof(name), "long_wait_exit%s", suffixes[kind]);
+	prog = bpf_object__find_program_by_name(p->skel->obj, name);
+	if (prog)
+		bpf_program__set_autoload(prog, false);
+}
+
+/* The programs that follow long waits, kept attached through the "off"
+ * phases of --duty and the budget's pauses (kern/longwait.bpf.inc). */
+static bool long_wait_prog(const struct rec_probe *p, int i)
+{
+	const char *name = bpf_program__name(p->link_progs[i]);
+
+	if (!p->skel->rodata->long_wait_ns || p->link_cpus[i] != -1)
+		return false;
+	return !strncmp(name, "sched_switch_", 13) || !strncmp(name, "long_wait_exit_", 15) ||
+	       !strncmp(name, "contention_begin_", 17) || !strncmp(name, "contention_end_", 15);
 }
 
 /* Parameters of a function prototype in kernel BTF: of a FUNC, or of the
@@ -853,7 +884,14 @@ static void side_by_side_join(struct side_by_side *s)
  * tracepoints. The program stops running at the unregister, before that
  * wait; destroyed side by side, the waits overlap. Returns when the
  * destroys began (CLOCK_MONOTONIC ns). */
+static __u64 destroy_links_but(struct rec_probe *p, bool keep_long_waits);
+
 static __u64 destroy_links(struct rec_probe *p)
+{
+	return destroy_links_but(p, false);
+}
+
+static __u64 destroy_links_but(struct rec_probe *p, bool keep_long_waits)
 {
 	void **links = calloc(p->nr_links ? p->nr_links : 1, sizeof(*links));
 	struct side_by_side s;
@@ -861,6 +899,11 @@ static __u64 destroy_links(struct rec_probe *p)
 	int i;
 
 	for (i = 0; i < p->nr_links; i++) {
+		if (keep_long_waits && long_wait_prog(p, i)) {
+			if (links)
+				links[i] = NULL;
+			continue;
+		}
 		if (links)
 			links[i] = p->links[i];
 		else
@@ -1141,6 +1184,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 			break;
 		choose_programs(p->skel, p->groups, NULL);
 		skip_wakeup_if_sched_info(p, &view);
+		skip_long_wait_exit(p);
 		set_kernel_shapes(p, &view);
 		log_next = 0;
 		err = record_bpf__load(p->skel);
@@ -1303,7 +1347,7 @@ int probe_detach_group(struct rec_probe *p, int g)
 __u64 probe_pause(struct rec_probe *p)
 {
 	p->timers_paused = true;
-	return destroy_links(p);
+	return destroy_links_but(p, true);
 }
 
 int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS])
