@@ -404,6 +404,10 @@ struct task_val {
 	struct offcpu_key lw_key;
 	__u32 lw_pending;
 	__u32 lw_runnable;
+	/* the wait that ended at the last switch-in was a long one, told by
+	 * long_wait_switch to sched_switch (cleared at the next switch-out) */
+	__u32 lw_taken;
+	__u32 lw_pad;
 };
 
 #define TF_PREEMPTED 1u    /* switched out while runnable */
