@@ -86,6 +86,7 @@ class LockWait(TypedDict, total=False):
     exclusive_held: Held
     readers_held: Held
     hist_log2_ns: list[int]
+    long: bool              # a wait >= --long-wait-us, recorded in every phase
 
 
 class TraceLock(TypedDict, total=False):
@@ -191,6 +192,7 @@ class OffcpuRecord(TypedDict, total=False):
     total_ns: int
     sampled_count: int
     sampled_ns: int
+    long: bool              # waits >= --long-wait-us, recorded in every phase with stacks
 
 
 class SyscallEntry(TypedDict, total=False):
@@ -1064,6 +1066,15 @@ class DbSummary(TypedDict, total=False):
     commits_per_s: float | None
 
 
+class StackShares(TypedDict):
+    """Wait delay of a profile and the part of it without a stack, by reason
+    (analysis.stack_shares, docs/long-waits.md)."""
+
+    delay_ns: float
+    without_ns: dict[str, float]   # not_sampled, stack_lost
+    four_frames_ns: float          # with at least 4 frames, kernel and user together
+
+
 class AttachFigures(TypedDict):
     """``analysis.attach`` but its verdict: what the verdict is decided from."""
 
@@ -1088,6 +1099,7 @@ class AttachFigures(TypedDict):
     series_omitted: int
     overhead: RecorderCost | None
     io_uring_hashed: NotRequired[IoUringHashed]
+    stacks: NotRequired[dict[str, StackShares]]  # block, mutex
 
 
 class AttachAnalysis(AttachFigures):

@@ -22,6 +22,16 @@
  * (kern/ustack.bpf.inc): their ids carry this bit and a sample number. */
 #define REC_DWARF_STACK 0x40000000u
 #define REC_DWARF_ID_MASK 0x3fffffffu
+/* Kernel stacks of long waits, taken from the sleeping task at switch-in
+ * (bpf_get_task_stack, kern/longwait.bpf.inc) into the task_kstacks map:
+ * their ids carry this bit and a hash of the frames. */
+#define REC_TASK_STACK 0x20000000u
+#define REC_TASK_ID_MASK 0x1fffffffu
+#define REC_TASK_STACK_DEPTH 48
+/* Long waits (>= --long-wait-us) are recorded in every phase with their
+ * stacks: the bit in offcpu_key.reason and lock_key.flags that marks them. */
+#define REC_OFF_LONG 0x100u
+#define REC_LOCK_LONG 0x80000000u
 #define REC_USTACK_BYTES 16384    /* stack bytes copied above the user sp */
 #define REC_USTACK_REGS 33        /* DWARF registers: x86_64 uses 17, arm64 33 */
 #define REC_MAX_PIDS 64       /* --pid list */
@@ -62,6 +72,9 @@ enum rec_drop {
 	DROP_DIO_UNTRACKED,     /* iomap_dio_complete without its begin */
 	DROP_USTACK_RINGBUF,    /* ring buffer full: frame-pointer stack instead */
 	DROP_CALL_LOST,         /* a followed call's state lost before its exit */
+	DROP_LONG_KSTACK,       /* a long wait's kernel stack could not be taken */
+	DROP_LONG_USTACK,       /* a long wait's user stack could not be taken */
+	DROP_LONG_TASK_STACKS_FULL, /* task_kstacks map full */
 	NR_DROPS,
 };
 
@@ -73,6 +86,8 @@ enum rec_count {
 	COUNT_OFFCPU_UNSAMPLED, /* switch-outs between two stack samples */
 	COUNT_USTACKS_COPIED,   /* user stacks copied for unwinding */
 	COUNT_CALLS_HANDED_OFF, /* followed calls whose thread switched out before the exit */
+	COUNT_LONG_WAITS,       /* off-CPU waits >= long_wait_ns recorded with their stacks */
+	COUNT_LONG_LOCK_WAITS,  /* lock waits >= long_wait_ns */
 	NR_TALLIES,             /* drops and counts */
 };
 
@@ -230,6 +245,8 @@ struct offcpu_key {
 };
 
 #define REC_NO_SYSCALL 0xffffffffu
+/* In a long wait's key while its system call is to be read at switch-in. */
+#define REC_SYSCALL_LATER 0xfffffffeu
 /* Set in offcpu_key.syscall: blocked in a write-family call on a file
  * opened O_DSYNC/O_SYNC (or on a synchronous inode), whose wait is that
  * write's durability. */
@@ -380,6 +397,17 @@ struct task_val {
 	__u64 entry_ts;        /* fentry/kprobe extra */
 	/* stacks of the last lock wait at the same place */
 	struct stack_memo lock_memo;
+	/* long waits (kern/longwait.bpf.inc): the last switch-out, in any
+	 * phase, and a long wait whose user stack is still to be taken */
+	__u64 lw_out;
+	__u64 lw_ns;
+	struct offcpu_key lw_key;
+	__u32 lw_pending;
+	__u32 lw_runnable;
+	/* the wait that ended at the last switch-in was a long one, told by
+	 * long_wait_switch to sched_switch (cleared at the next switch-out) */
+	__u32 lw_taken;
+	__u32 lw_pad;
 };
 
 #define TF_PREEMPTED 1u    /* switched out while runnable */

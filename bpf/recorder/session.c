@@ -242,6 +242,7 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->self_pid = getpid();
 	skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
 	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
+	skel->rodata->long_wait_ns = (__u64)o->long_wait_us * 1000;
 	skel->rodata->holder_period_ns = (__u64)o->holder_period_ms * 1000000;
 	skel->rodata->text_start = s->text_start;
 	skel->rodata->text_end = s->text_end;
@@ -296,7 +297,8 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct, o->max_pause_ms,
 		      /* sampled statistics estimate the rest of the window from a
 		       * second in N: the probes must be attached throughout */
-		      s->series || o->duty_pct < 100 ? 1 : o->stats_every);
+		      s->series || o->duty_pct < 100 ? 1 : o->stats_every,
+		      o->budget_stats_every);
 	s->ovh_ready = true;
 	session_tick(s);
 	return 0;

@@ -31,10 +31,11 @@ from .dio import count_of
 from .iowq import hashed_cause, hashed_summary, hashed_wait_class
 from .kernel_release import KernelVersion, parse_release, release_of
 from .lock_mode import add_modes, entry_modes
-from .observed import observed_ns, sampling_note
+from .observed import observed_ns, observed_share, record_observed_ns, sampling_note
 from .rules import FileFacts, judge, kernel_rules
 from .runs import INODE_LOCK_KINDS
 from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
+from .stack_shares import stack_shares
 from .waitclass import (
     CLASSES,
     LOSS_CLASSES,
@@ -71,10 +72,11 @@ def classes_of(trace: Trace, user_classifier: UserClassifier | None = None
         for c in CLASSES:
             ns[c] += r[c]
     how: HowByClass = defaultdict(lambda: defaultdict(float))
+    share = observed_share(trace)
     for rec in trace.get("offcpu") or []:
         if rec.get("reason") != "runqueue":
             cl = classify(rec, kinds, idle, user_classifier)
-            how[cl.cls][(cl.method, cl.detail)] += rec.get("total_ns", 0)
+            how[cl.cls][(cl.method, cl.detail)] += record_observed_ns(rec, share)
     for cls, detail in (("idle", "blocked below --min-block-us in a thread idle all window"),
                         ("unclassified", "blocked below --min-block-us, no stack record")):
         rest = ns[cls] - sum(how[cls].values())
@@ -238,6 +240,7 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
         "series_omitted": trace.get("series_omitted") or 0,
         "overhead": _overhead(trace),
         "io_uring_hashed": hashed,
+        "stacks": stack_shares(trace, kinds, idle, user_classifier),
     }
     return {**figures,
             "kernel_rules": kernel_rules(release, [n for f in files

@@ -38,3 +38,12 @@ def sampling_note(section: Mapping[str, Any] | None) -> str | None:
     if share is None or share >= 0.995:
         return None
     return f"observed {share:.0%} of the time (--duty)"
+
+
+def record_observed_ns(rec: Mapping[str, Any], share: float | None) -> float:
+    """An off-CPU record's time within the observed part: a long wait (``long``, at least
+    the recorder's --long-wait-us) is recorded in every phase, so only ``share`` of it
+    (observed_share of its section) falls there; the others were recorded while
+    observed only."""
+    ns = float(rec.get("total_ns", 0) or 0)
+    return ns * share if rec.get("long") and share is not None else ns

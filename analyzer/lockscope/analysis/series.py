@@ -23,7 +23,7 @@ from ..schema import (
     TraceSection,
 )
 from .dbfiles import DATA_ROLES, LOG_ROLES, PgNames, file_role
-from .observed import observed_ns
+from .observed import observed_ns, observed_share, record_observed_ns
 from .syscall_kinds import calls_of_kind
 from .waitclass import CLASSES, UserClassifier, classify
 
@@ -144,12 +144,14 @@ def thread_classes(section: TraceSection, lock_kinds: dict[str | None, str] | No
     def row(tid: int | None) -> dict[str, float]:
         return per.setdefault(tid, {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0})
 
+    share = observed_share(section)
     for rec in section.get("offcpu") or []:
         if rec.get("reason") == "runqueue":
             continue  # counted from threads below (it includes wakeup → running)
         cls = (known or {}).get(_record_key(rec)) or \
             classify(rec, lock_kinds, idle_tids, user_classifier).cls
-        row(rec.get("tid"))[cls] += rec.get("total_ns", 0)
+        # thread time is of the observed part (threads[]): long waits count their share
+        row(rec.get("tid"))[cls] += record_observed_ns(rec, share)
     for t in section.get("threads") or []:
         r = row(t.get("tid"))
         r["runqueue"] = float(t.get("runqueue_ns", 0))

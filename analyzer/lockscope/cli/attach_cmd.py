@@ -32,6 +32,7 @@ from ..run.recording import RecorderWindow, stop
 from ..run.session import Session
 from ..run.target import Target, resolve
 from .attach_parts import check_fs, fill_window, finish, open_db
+from .long_wait_option import check_long_wait, long_wait_args
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do; NOTES below.
 EXAMPLES = [
@@ -129,6 +130,11 @@ def add_parser(sub) -> None:
     p.add_argument("--duty", type=int, metavar="PCT",
                    help="time-sampled recording: probes attached PCT%% of each second, "
                    "rates per observed second (lockscope-record --duty; default: always)")
+    p.add_argument("--long-wait", type=float, default=1.0, metavar="MS",
+                   help="off-CPU and lock waits of the traced threads lasting MS "
+                   "milliseconds or more are recorded with their kernel and user stacks "
+                   "all the time, whatever --duty and --max-overhead leave on; shorter ones "
+                   "are sampled (default 1; 0: sample every wait alike; e.g. --long-wait 0.5)")
     p.add_argument("--mysql", metavar="SOCKET|DSN", help="read-only login to MariaDB/MySQL "
                    "for its counters (socket path or mysql://user:pass@host:port/)")
     p.add_argument("--postgres", metavar="DSN", help="read-only login to PostgreSQL for "
@@ -159,6 +165,7 @@ def _check_args(args) -> None:
         raise UsageError("--max-overhead must be a percentage in (0, 100]")
     if args.duty is not None and not 1 <= args.duty <= 100:
         raise UsageError("--duty must be a percentage in [1, 100]")
+    check_long_wait(args)
     if args.mysql and args.postgres:
         raise UsageError("give --mysql or --postgres, not both")
     if args.fs is not None:
@@ -222,6 +229,7 @@ def _record(args, target: Target, out: Path, sampler):
         recorder_args += ["--fs", args.fs]
     if args.duty is not None:
         recorder_args += ["--duty", str(args.duty)]
+    recorder_args += long_wait_args(args)
     recorder_args += ["--interval-ms", str(max(100, int(args.interval * 1000))),
                       "--series-out", str(series_path)]
     with interrupts_held():

@@ -28,6 +28,7 @@ from ..run.continuous import (
 from ..run.session import Session
 from ..run.target import resolve
 from .attach_parts import check_fs, fill_window, finish, open_db
+from .long_wait_option import long_wait_args
 
 DB_SAMPLES_KEPT = 600   # the database sampler's last samples (10 min at 1 s): bounded
 
@@ -55,7 +56,7 @@ def _recorder_args(args) -> list[str]:
         out += ["--fs", args.fs]
     if args.duty is not None:
         out += ["--duty", str(args.duty)]
-    return out
+    return out + long_wait_args(args)
 
 
 def run_continuous(args) -> int:

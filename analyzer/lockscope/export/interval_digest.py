@@ -5,6 +5,14 @@ The interval is one object of the recorder's ``series`` (docs/recorder-json.md,
 *series*): its counts are the changes in that interval. Off-CPU records are classed by
 ``analysis.waitclass`` (the classifier ``lockscope attach`` uses), so idle time is kept
 apart from loss here exactly as in an attach report.
+
+Waits of at least the recorder's --long-wait-us (records marked ``long``) are recorded
+in every phase of its duty; the others only while observed. In the profiles and the
+lock-wait figures the latter are scaled by the interval's duration over its observed
+time and labelled ``sampling="scaled"``; long ones are labelled ``sampling="long"``,
+short ones recorded all the time (duty 100) ``sampling="every"`` (docs/long-waits.md).
+Thread time stays a measure of the observed time: long records count there in the
+observed share of their time.
 """
 
 from __future__ import annotations
@@ -168,6 +176,31 @@ def _labels(**kv: str | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in kv.items() if v)
 
 
+@dataclass(frozen=True)
+class Weighting:
+    """How one interval's records count: ``scale`` multiplies the waits recorded only
+    while observed (duration over observed time, 1 at duty 100)."""
+
+    scale: float
+
+    @classmethod
+    def of(cls, iv: Mapping[str, Any], observed: float) -> Weighting:
+        duration = float((iv.get("interval") or {}).get("duration_ns", 0) or 0)
+        if observed <= 0 or duration <= observed:
+            return cls(1.0)
+        return cls(duration / observed)
+
+    def label(self, long: bool) -> str:
+        if long:
+            return "long"
+        return "scaled" if self.scale > 1.0005 else "every"
+
+    def apply(self, long: bool, count: int, ns: int) -> tuple[int, int]:
+        if long or self.scale == 1.0:
+            return count, ns
+        return round(count * self.scale), round(ns * self.scale)
+
+
 def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
                     idle_tids: Collection[int | None],
                     user_classifier: UserClassifier | None) -> Digest:
@@ -180,8 +213,9 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
                duration_ns=int(span.get("duration_ns", 0)),
                observed_ns=int(observed_ns(iv)))
     d.named = names.learn(iv)
-    _locks(iv, locks, names, d)
-    _offcpu(iv, locks, names, idle_tids, user_classifier, d)
+    weighting = Weighting.of(iv, d.observed_ns)
+    _locks(iv, locks, names, weighting, d)
+    _offcpu(iv, locks, names, idle_tids, user_classifier, weighting, d)
     _dio(iv, names, d)
     for e in iv.get("syscalls") or []:
         if e.get("name"):
@@ -196,24 +230,26 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
     return d
 
 
-def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, d: Digest) -> None:
+def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, weighting: Weighting,
+           d: Digest) -> None:
     for lk in iv.get("locks") or []:
         info = book.learn(lk)
         file = info.file(names)
         for w in lk.get("waits") or []:
-            count, ns = int(w.get("count", 0)), int(w.get("total_ns", 0))
+            long = bool(w.get("long"))
+            count, ns = weighting.apply(long, int(w.get("count", 0)), int(w.get("total_ns", 0)))
             mode = lock_mode(w.get("flag_names"))
             _add(d.lock_waits, (file, info.label, mode), count, ns)
             hist = d.lock_hist.setdefault((info.label, mode), [])
             for i, n in enumerate(w.get("hist_log2_ns") or []):
                 if i >= len(hist):
                     hist.append(0)
-                hist[i] += int(n)
+                hist[i] += weighting.apply(long, int(n), 0)[0]
             if file:
                 d.file_activity[file] = d.file_activity.get(file, 0.0) + ns
             key = (tuple(w.get("kstack") or ()), tuple(w.get("ustack") or ()),
                    _labels(wait_class=info.wait_class, lock=info.label, mode=mode,
-                           file=file, comm=w.get("comm")))
+                           file=file, comm=w.get("comm"), sampling=weighting.label(long)))
             _add_sample(d.mutex, key, count, ns)
 
 
@@ -229,7 +265,7 @@ def _add_hashed(iv: Mapping[str, Any], classes: dict[str, float]) -> None:
 
 def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
             idle_tids: Collection[int | None], user_classifier: UserClassifier | None,
-            d: Digest) -> None:
+            weighting: Weighting, d: Digest) -> None:
     """Thread time per class, as analysis.series.thread_classes counts it, and the
     block profile's samples: every off-CPU record whose class is a loss."""
     classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
@@ -238,22 +274,26 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
     for rec in iv.get("offcpu") or []:
         r: OffcpuRecord = rec
         tid = r.get("tid")
+        long = bool(r.get("long"))
         ns = int(r.get("total_ns", 0))
+        # thread time is of the observed part: a long record's time is all of it
+        observed_part = ns / weighting.scale if long else ns
         if r.get("reason") == "runqueue":
             cls = "runqueue"  # thread time counts it from threads[] below
         else:
             cls = classify(r, kinds, idle_tids, user_classifier).cls
-            classes[cls] += ns
-            recorded[tid] = recorded.get(tid, 0.0) + ns
+            classes[cls] += observed_part
+            recorded[tid] = recorded.get(tid, 0.0) + observed_part
         if cls == "idle":
             continue
+        count, ns = weighting.apply(long, int(r.get("count", 0)), ns)
         info = book.get(r.get("lock_addr")) if r.get("reason") == "lock" else None
         key = (tuple(r.get("kstack") or ()), tuple(r.get("ustack") or ()),
                _labels(wait_class=cls, lock=info.label if info else None,
                        file=info.file(names) if info else None,
                        syscall=syscall_of(r.get("kstack") or [], r.get("syscall")),
-                       comm=r.get("comm")))
-        _add_sample(d.block, key, int(r.get("count", 0)), ns)
+                       comm=r.get("comm"), sampling=weighting.label(long)))
+        _add_sample(d.block, key, count, ns)
     for t in iv.get("threads") or []:
         classes["runqueue"] += float(t.get("runqueue_ns", 0))
         classes["oncpu"] += float(t.get("oncpu_ns", 0))

@@ -23,6 +23,7 @@ from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.waitclass import CLASSES
 from .export_state import ExportSnapshot
 from .exporter_metrics import exporter_metrics
+from .stack_coverage import REASONS, stack_coverage
 
 # histogram buckets: every other power of two from ~1 us to ~17 s (recorder slots are
 # [2^i, 2^(i+1)) ns, so these edges are exact)
@@ -49,6 +50,7 @@ class SnapshotCollector(Collector):
         s = self._snapshot()
         yield from _thread_metrics(s)
         yield from _lock_metrics(s)
+        yield from _stack_metrics(s)
         yield from _file_metrics(s)
         yield from _recorder_metrics(s)
         yield from _context_metrics(s)
@@ -71,6 +73,24 @@ def _thread_metrics(s: ExportSnapshot) -> Iterator[Metric]:
     for cls in ("oncpu", *CLASSES, *hashed):
         t.add_metric([cls, _class_kind(cls)], s.thread_ns.get(cls, 0.0) / 1e9)
     yield t
+
+
+def _stack_metrics(s: ExportSnapshot) -> Iterator[Metric]:
+    if not s.intervals:
+        return
+    g = GaugeMetricFamily("lockscope_profile_delay_without_stack_ratio", "Share of the "
+                          "block and mutex profiles' delay (since the exporter started) "
+                          "without a stack, by reason: not_sampled (short waits between "
+                          "stack samples or with stacks shed by the budget), stack_lost "
+                          "(long waits whose stack could not be taken)",
+                          labels=["profile", "reason"])
+    for profile, samples in (("block", s.block_total), ("mutex", s.mutex_total)):
+        cov = stack_coverage(samples)
+        for reason in REASONS:
+            share = cov.share(reason)
+            if share is not None:  # no delay: nothing measured, no figure
+                g.add_metric([profile, reason], share)
+    yield g
 
 
 def _lock_metrics(s: ExportSnapshot) -> Iterator[Metric]:

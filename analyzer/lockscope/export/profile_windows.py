@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from ..errors import UsageError
 from .export_state import ExportSnapshot
 from .pprof_writer import SampleKey, build_profile, gzip_profile
+from .stack_coverage import stack_coverage
 
 KINDS = {
     "mutex": "lockscope mutex profile: kernel lock waits of the traced threads "
@@ -68,6 +69,10 @@ def profile_bytes(snap: ExportSnapshot, kind: str, seconds: int | None) -> bytes
     share = snap.observed_ns / snap.duration_ns if snap.duration_ns else None
     if share is not None and share < 0.995:
         comments.append(f"the probes were attached {share:.0%} of the time (--duty): "
-                        "values count the observed part only")
+                        "waits of at least --long-wait (sampling=long) are counted all the "
+                        "time; shorter ones (sampling=scaled) were counted while observed "
+                        f"and scaled by the inverse, x{1 / max(share, 1e-9):.3g} over the "
+                        "exporter's life (per interval, its own)")
+    comments.append(stack_coverage(samples).comment())
     return gzip_profile(build_profile(samples, duration_ns=duration, time_ns=start,
                                       comments=comments))

@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.attach import analyze_attach
+from ..analysis.stack_shares import stacks_phrase
 from ..schema import CLASS_KEYS, AttachAnalysis, ResultsDoc
 from ..schema import attach_analysis as stored_analysis
 from .fmt import duration_ns, size_bytes
@@ -80,6 +81,7 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
         "partial": bool(doc.get("partial")),
         "target": t, "ended": at.get("ended", ""), "window": f"{wall:.1f}",
         "sampling": a.get("sampling"),
+        "stacks": stacks_phrase(a.get("stacks") or {}),
         "threads": a.get("threads", 0), "idle_threads": a.get("idle_threads", 0),
         "verdict": v, "verdict_class": VERDICT_CLASS.get(str(v.get("kind")), "bad"),
         "oncpu": f"{a.get('oncpu_ns', 0) / 1e9 / window:.2f}" if window else "0",

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import cast
 
 from ..analysis.recorder_cost import shed_phrase
+from ..analysis.stack_shares import stacks_phrase
 from ..schema import AttachAnalysis, ResultsDoc, attach_analysis
 from .iowq_line import hashed_text
 
@@ -33,6 +34,9 @@ def print_attach_summary(doc: ResultsDoc, out: Path, report) -> None:
         con.print(f"recorder cost: {o['bpf_cpu_share']:.1%} of the CPUs in BPF, "
                   f"{o.get('user_cpu_share') or 0:.1%} in its own process"
                   + (f"; shed {shed}" if shed else ""), highlight=False)
+    stacks = stacks_phrase(a.get("stacks") or {})
+    if stacks:
+        con.print(stacks, highlight=False)
     tp = a.get("throughput") or {}
     if tp.get("values"):
         vals = tp["values"]

@@ -2,7 +2,8 @@
 /* Time-sampled recording: detach every program (bpf_link destroy) for the
  * "off" part of each period and attach them again for the "on" part. A
  * program left attached would still cost a run per event, even one that
- * leaves at its first test. Pairs of events (begin, end) that span an "off"
+ * leaves at its first test. Those that follow long waits (--long-wait-us)
+ * stay, told by duty_off to do that alone. Pairs of events (begin, end) that span an "off"
  * phase are told by observe_start_ns (kern/util.bpf.inc, begun_in_view). */
 #include <string.h>
 #include <time.h>
@@ -101,7 +102,7 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	__atomic_store_n(&skel->bss->observe_end_ns, 0, __ATOMIC_SEQ_CST);
 	if (!d->by_flag || relink)
 		d->failed += probe_resume(p, shed);
-	if (d->by_flag)
+	if (d->by_flag || skel->rodata->long_wait_ns)
 		__atomic_store_n(&skel->bss->duty_off, 0, __ATOMIC_SEQ_CST);
 	/* The programs came on one by one since t0 (tens of ms on a busy
 	 * host): a pair begun meanwhile may have had its begin missed, so
@@ -151,9 +152,10 @@ void duty_tick(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUP
 	if (d->closing) {
 		__u64 t0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-		if (d->by_flag)
+		/* the programs that follow long waits stay, for them alone */
+		if (d->by_flag || p->skel->rodata->long_wait_ns)
 			__atomic_store_n(&p->skel->bss->duty_off, 1, __ATOMIC_SEQ_CST);
-		else
+		if (!d->by_flag)
 			probe_pause(p);
 		count_toggle(d, t0, cpu0);
 		d->closing = false;
@@ -174,6 +176,8 @@ void duty_pause(struct rec_duty *d, struct rec_probe *p, __u64 now, __u64 len_ns
 	if (d->on) /* without the grace: what is in flight now ends unseen */
 		end_observed(d, p, now);
 	d->closing = false;
+	if (p->skel->rodata->long_wait_ns)
+		__atomic_store_n(&p->skel->bss->duty_off, 1, __ATOMIC_SEQ_CST);
 	if (linked) {
 		probe_pause(p);
 		count_toggle(d, t0, cpu0);

@@ -82,7 +82,8 @@ static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 }
 
 void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms, unsigned int stats_every)
+		   unsigned int max_pause_ms, unsigned int stats_every,
+		   unsigned int budget_stats_every)
 {
 	struct bpf_program *prog;
 	bool was_on = sysctl_on();
@@ -104,6 +105,13 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 	 * someone else holds on cannot be switched off. */
 	v->stats_every = stats_every ? stats_every : 1;
 	v->sampling = v->stats_every > 1 && v->max_share <= 0 && v->src == STATS_SESSION;
+	/* a budget judged on one second in N (--budget-stats-every), the
+	 * statistics' own clock subtracted: what the programs cost unmeasured */
+	v->est_ns_per_s = -1;
+	if (v->max_share > 0 && budget_stats_every > 1 && v->src == STATS_SESSION) {
+		v->sampling = v->judge_sampled = true;
+		v->stats_every = budget_stats_every;
+	}
 	if (!v->sampling)
 		v->stats_every = 1;
 	v->clock_ns = v->src == STATS_OFF ? -1 : statsclock_ns_per_run();
@@ -137,6 +145,7 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 
 		p->cnt0 = p->mark_cnt = p->cnt;
 		p->ns0 = p->mark_ns = p->tick_ns = p->ns;
+		p->tick_cnt = p->cnt;
 	}
 	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = v->on_since = now;
 	if (v->sampling && !v->stats_on) {
@@ -293,35 +302,131 @@ static void sample_tick(struct rec_overhead *v, __u64 now)
 	v->on_since = now;
 }
 
-void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
-		   struct rec_duty *duty, __u64 now)
-{
-	__u64 group_ns[NR_GROUPS] = { 0 }, total = 0, dt = now - v->tick_mono, best_ns = 0;
-	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed, pause;
-	struct rec_shed *step;
-	int i, best = -1;
-	double share;
+static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+		  struct rec_duty *duty, __u64 now, double share, __u64 on,
+		  const __u64 group_ns[NR_GROUPS]);
 
-	if (!v->start_mono || v->end_mono || v->src == STATS_OFF || !dt)
-		return;
-	if (v->sampling) {
-		sample_tick(v, now);
-		return;
-	}
+/* The programs' cost since the last tick: all of it, and per group. */
+static __u64 tick_cost(struct rec_overhead *v, __u64 group_ns[NR_GROUPS], __u64 *runs)
+{
+	__u64 total = 0;
+	int i;
+
 	read_progs(v);
+	*runs = 0;
 	for (i = 0; i < v->nr_progs; i++) {
 		struct rec_prog_stat *p = &v->progs[i];
 		__u64 d = p->ns - p->tick_ns;
 
 		total += d;
+		*runs += p->cnt - p->tick_cnt;
 		if (p->group >= 0)
 			group_ns[p->group] += d;
 		p->tick_ns = p->ns;
+		p->tick_cnt = p->cnt;
 	}
+	return total;
+}
+
+/* Sampled judging: the tick that closes a second of statistics judges the
+ * budget on it, with their clock taken out of every run (of the groups'
+ * figures too, in proportion); the tick that turns them on marks where
+ * the next measured second starts. */
+static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+			 struct rec_duty *duty, __u64 now)
+{
+	__u64 group_ns[NR_GROUPS] = { 0 }, runs, total, bare, dt = now - v->tick_mono;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed, steps;
+	bool measured = v->stats_on;
+	double clock, share;
+	int i;
+
+	if (measured) {
+		total = tick_cost(v, group_ns, &runs);
+		clock = v->clock_ns > 0 ? v->clock_ns * (double)runs : 0;
+		bare = clock < (double)total ? total - (__u64)clock : 0;
+		for (i = 0; i < NR_GROUPS && total; i++)
+			group_ns[i] = (__u64)((double)group_ns[i] * bare / total);
+		if (dt)
+			v->est_ns_per_s = (double)bare * 1e9 / (double)dt;
+		share = on ? share_of(v, bare, on) * duty->pct / 100 : 0;
+		sample_tick(v, now);
+		steps = v->nr_shed + duty->pauses + duty->pct;
+		judge(v, skel, probe, duty, now, share, on, group_ns);
+		/* a step was taken: its effect is measured at once, the next
+		 * second, so that the steps come a second apart as without sampling */
+		if (steps != v->nr_shed + duty->pauses + duty->pct && !v->stats_on) {
+			int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+			if (fd >= 0) {
+				v->stats_fd = fd;
+				v->stats_on = true;
+				v->on_since = now;
+			}
+		}
+	} else {
+		sample_tick(v, now);
+	}
+	if (v->stats_on) { /* on from now: the next tick's figures start here */
+		tick_cost(v, group_ns, &runs);
+		v->tick_mono = now;
+		v->tick_observed = observed;
+	}
+}
+
+void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+		   struct rec_duty *duty, __u64 now)
+{
+	__u64 group_ns[NR_GROUPS] = { 0 }, total, runs, dt = now - v->tick_mono;
+	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
+	double share;
+
+	if (!v->start_mono || v->end_mono || v->src == STATS_OFF || !dt)
+		return;
+	if (v->judge_sampled && v->sampling) {
+		sampled_tick(v, skel, probe, duty, now);
+		return;
+	}
+	if (v->sampling) {
+		sample_tick(v, now);
+		return;
+	}
+	total = tick_cost(v, group_ns, &runs);
 	v->tick_mono = now;
 	v->tick_observed = observed;
 	/* the share of a whole duty period: over the "on" time, times the duty */
 	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
+	judge(v, skel, probe, duty, now, share, on, group_ns);
+}
+
+/* The next stack step: user stacks, then all stack walks; false when both
+ * are shed already. */
+static bool shed_stacks_step(struct rec_overhead *v, struct record_bpf *skel, __u64 now,
+			     double share)
+{
+	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
+		v->stacks_shed = REC_SHED_USTACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "user_stacks", share);
+		return true;
+	}
+	if (v->stacks_shed < REC_SHED_STACKS) {
+		v->stacks_shed = REC_SHED_STACKS;
+		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		add_shed(v, now, "stacks", "stacks", share);
+		return true;
+	}
+	return false;
+}
+
+static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
+		  struct rec_duty *duty, __u64 now, double share, __u64 on,
+		  const __u64 group_ns[NR_GROUPS])
+{
+	__u64 best_ns = 0, pause;
+	struct rec_shed *step;
+	int i, best = -1;
+
 	/* not judged in a pause, nor on the first part-second after it */
 	if (v->max_share <= 0 || duty->paused_until ||
 	    (v->run_since > v->start_mono && now < v->run_since + PAUSE_SETTLE_NS))
@@ -333,19 +438,11 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 	}
 	if (lower_duty(v, duty, now, share))
 		return;
-	/* stacks first: they cost inside the switch and lock programs */
-	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
-		v->stacks_shed = REC_SHED_USTACKS;
-		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
-		add_shed(v, now, "stacks", "user_stacks", share);
+	/* stacks first: they cost inside the switch and lock programs; but
+	 * while long waits are followed (--long-wait-us) the stacks are what
+	 * the recording is for, and the other groups go first */
+	if (!skel->rodata->long_wait_ns && shed_stacks_step(v, skel, now, share))
 		return;
-	}
-	if (v->stacks_shed < REC_SHED_STACKS) {
-		v->stacks_shed = REC_SHED_STACKS;
-		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
-		add_shed(v, now, "stacks", "stacks", share);
-		return;
-	}
 	for (i = 0; i < NR_GROUPS; i++) {
 		if (overhead_group_core(i) || v->group_shed[i] || !probe_group_on(probe, i))
 			continue;
@@ -360,6 +457,8 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 		add_shed(v, now, "group", probe_groups[best].name, share);
 		return;
 	}
+	if (shed_stacks_step(v, skel, now, share))
+		return;
 	/* Only the core groups are left, and they alone are over budget: a
 	 * pause keeps the budget and the window (a continuous attach goes on
 	 * recording after it). */
@@ -571,6 +670,13 @@ void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 no
 	user = ru_ns(&ru) - ru_ns(&v->ru_mark);
 	json_key(j, "overhead");
 	json_begin_object(j);
+	/* sampled judging: the statistics were on a second in N; the interval's
+	 * cost is the last measured second's, clock taken out, over its time */
+	if (v->judge_sampled && v->est_ns_per_s >= 0) {
+		json_uint(j, "measured_bpf_ns", total);
+		total = (__u64)(v->est_ns_per_s * (double)window / 1e9);
+		json_bool(j, "estimated", true);
+	}
 	json_uint(j, "bpf_ns", total);
 	json_share(v, j, "cpu_share", total, window);
 	json_share(v, j, "cpu_share_observed", total, observed);

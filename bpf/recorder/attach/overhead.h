@@ -23,6 +23,7 @@ struct rec_prog_stat {
 	__u64 cnt, ns;          /* last read (cumulative since load) */
 	__u64 cnt0, ns0;        /* at the window's start */
 	__u64 tick_ns;          /* at the last budget check */
+	__u64 tick_cnt;         /* run count then (sampled judging) */
 	__u64 mark_cnt, mark_ns; /* at the last series sample */
 };
 
@@ -69,6 +70,11 @@ struct rec_overhead {
 	unsigned int ticks_off;
 	__u64 off_since;        /* when they were last turned off */
 	__u64 off_runs;         /* all programs' run_cnt then */
+	/* --budget-stats-every: a budget judged on the seconds the statistics
+	 * are on, their clock subtracted; the last such estimate of the
+	 * programs' cost, in ns per second of wall time (-1: none yet) */
+	bool judge_sampled;
+	double est_ns_per_s;
 	struct rec_shed shed[REC_MAX_SHED];
 	int nr_shed;
 };
@@ -78,7 +84,8 @@ struct record_bpf;
 /* After load and attach: turn the statistics on and list the programs;
  * stats_every > 1 without a budget: on for one tick in stats_every only. */
 void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms, unsigned int stats_every);
+		   unsigned int max_pause_ms, unsigned int stats_every,
+		   unsigned int budget_stats_every);
 void overhead_start(struct rec_overhead *v, __u64 now);
 void overhead_stop(struct rec_overhead *v, __u64 now);
 void overhead_free(struct rec_overhead *v);

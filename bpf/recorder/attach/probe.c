@@ -99,8 +99,13 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_SYSCALLS] = { "syscalls", { "raw_syscalls:sys_enter", "raw_syscalls:sys_exit" },
 		{ "sys_enter", "sys_exit" }, TRACEPOINT_KINDS, false,
 		"no write-syscall latency; buffered writes counted only on XFS; fewer i_rwsem addresses", NULL },
-	[GROUP_SCHED] = { "sched", { "sched:sched_switch", "sched:sched_wakeup" },
-		{ "sched_switch", "sched_wakeup" }, TRACEPOINT_KINDS, false,
+	/* raw_syscalls:sys_exit: a long wait's user stack, and sched_switch
+	 * again: long waits at a switch (kern/longwait.bpf.inc, sched.bpf.inc),
+	 * loaded with --long-wait-us only */
+	[GROUP_SCHED] = { "sched", { "sched:sched_switch", "sched:sched_wakeup",
+		"raw_syscalls:sys_exit", "sched:sched_switch" },
+		{ "sched_switch", "sched_wakeup", "long_wait_exit", "long_wait_switch" },
+		TRACEPOINT_KINDS, false,
 		"no per-thread on/off-CPU time and no off-CPU stacks", NULL },
 	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete" },
 		{ "block_rq_issue", "block_rq_complete" }, TRACEPOINT_KINDS, false,
@@ -364,6 +369,10 @@ int probe_prog_group(const char *name, int *kind)
 static void choose_programs(struct record_bpf *skel, const struct rec_group_state *st,
 			    const char *only)
 {
+	/* the verifier's statistics of each program (its time, states and
+	 * instructions processed), shown with --verbose: what a load costs on a
+	 * kernel whose verifier is slower (bench/load_time) */
+	const char *stats = getenv("LOCKSCOPE_VERIFIER_STATS");
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, skel->obj) {
@@ -376,6 +385,8 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 		else
 			on = g >= 0 && st[g].attach == kind;
 		bpf_program__set_autoload(prog, on);
+		if (on && stats && *stats && strcmp(stats, "0"))
+			bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
 	}
 }
 
@@ -413,6 +424,39 @@ static void skip_wakeup_if_sched_info(struct rec_probe *p, struct kernel_view *v
 	prog = bpf_object__find_program_by_name(p->skel->obj, name);
 	if (prog)
 		bpf_program__set_autoload(prog, false);
+}
+
+/* Without --long-wait-us, the programs of long waits are not loaded: the
+ * one waiting at system calls' exits for a long wait's user stack and the
+ * one following long waits at switches. */
+static void skip_long_wait_progs(struct rec_probe *p)
+{
+	static const char *const progs[] = { "long_wait_exit", "long_wait_switch" };
+	int kind = p->groups[GROUP_SCHED].attach;
+	struct bpf_program *prog;
+	char name[64];
+	size_t i;
+
+	if (kind < 0 || kind >= ATTACH_FENTRY || p->skel->rodata->long_wait_ns)
+		return;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", progs[i], suffixes[kind]);
+		prog = bpf_object__find_program_by_name(p->skel->obj, name);
+		if (prog)
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
+/* The programs that follow long waits, kept attached through the "off"
+ * phases of --duty and the budget's pauses (kern/longwait.bpf.inc). */
+static bool long_wait_prog(const struct rec_probe *p, int i)
+{
+	const char *name = bpf_program__name(p->link_progs[i]);
+
+	if (!p->skel->rodata->long_wait_ns || p->link_cpus[i] != -1)
+		return false;
+	return !strncmp(name, "long_wait_switch_", 17) || !strncmp(name, "long_wait_exit_", 15) ||
+	       !strncmp(name, "contention_begin_", 17) || !strncmp(name, "contention_end_", 15);
 }
 
 /* Parameters of a function prototype in kernel BTF: of a FUNC, or of the
@@ -853,7 +897,14 @@ static void side_by_side_join(struct side_by_side *s)
  * tracepoints. The program stops running at the unregister, before that
  * wait; destroyed side by side, the waits overlap. Returns when the
  * destroys began (CLOCK_MONOTONIC ns). */
+static __u64 destroy_links_but(struct rec_probe *p, bool keep_long_waits);
+
 static __u64 destroy_links(struct rec_probe *p)
+{
+	return destroy_links_but(p, false);
+}
+
+static __u64 destroy_links_but(struct rec_probe *p, bool keep_long_waits)
 {
 	void **links = calloc(p->nr_links ? p->nr_links : 1, sizeof(*links));
 	struct side_by_side s;
@@ -861,6 +912,11 @@ static __u64 destroy_links(struct rec_probe *p)
 	int i;
 
 	for (i = 0; i < p->nr_links; i++) {
+		if (keep_long_waits && long_wait_prog(p, i)) {
+			if (links)
+				links[i] = NULL;
+			continue;
+		}
 		if (links)
 			links[i] = p->links[i];
 		else
@@ -1141,6 +1197,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 			break;
 		choose_programs(p->skel, p->groups, NULL);
 		skip_wakeup_if_sched_info(p, &view);
+		skip_long_wait_progs(p);
 		set_kernel_shapes(p, &view);
 		log_next = 0;
 		err = record_bpf__load(p->skel);
@@ -1303,7 +1360,7 @@ int probe_detach_group(struct rec_probe *p, int g)
 __u64 probe_pause(struct rec_probe *p)
 {
 	p->timers_paused = true;
-	return destroy_links(p);
+	return destroy_links_but(p, true);
 }
 
 int probe_resume(struct rec_probe *p, const bool off[NR_GROUPS])

@@ -200,6 +200,7 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_uint(j, "max_inflight", o->max_inflight);
 	json_uint(j, "min_block_us", o->min_block_us);
 	json_uint(j, "stack_refresh_ms", o->stack_refresh_ms);
+	json_uint(j, "long_wait_us", o->long_wait_us);
 	json_bool(j, "user_stacks", o->user_stacks);
 	json_bool(j, "maps_preallocated", s->maps_preallocated);
 	if (s->maps_preallocated)
@@ -226,6 +227,9 @@ static void write_drops(struct json_out *j, const __u64 *d)
 	json_uint(j, "end_without_begin", d[DROP_END_WITHOUT_BEGIN]);
 	json_uint(j, "dio_untracked", d[DROP_DIO_UNTRACKED]);
 	json_uint(j, "calls_lost", d[DROP_CALL_LOST]);
+	json_uint(j, "long_wait_kernel_stack_missing", d[DROP_LONG_KSTACK]);
+	json_uint(j, "long_wait_user_stack_missing", d[DROP_LONG_USTACK]);
+	json_uint(j, "long_wait_stacks_full", d[DROP_LONG_TASK_STACKS_FULL]);
 	json_key(j, "map_full_by_map");
 	json_begin_object(j);
 	for (i = 0; i <= DROP_OTHER_FULL; i++)
@@ -250,6 +254,8 @@ static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 	json_uint(j, "offcpu_unsampled", d[COUNT_OFFCPU_UNSAMPLED]);
 	json_uint(j, "user_stacks_copied", d[COUNT_USTACKS_COPIED]);
 	json_uint(j, "calls_handed_off", d[COUNT_CALLS_HANDED_OFF]);
+	json_uint(j, "long_waits", d[COUNT_LONG_WAITS]);
+	json_uint(j, "long_lock_waits", d[COUNT_LONG_LOCK_WAITS]);
 	json_uint(j, "user_stacks_unwound", s->stacks.unwind.samples);
 	json_uint(j, "unwind_cpu_us", s->stacks.unwind.cpu_ns / 1000);
 	json_end_object(j);
@@ -355,11 +361,14 @@ static void write_wait(struct rec_session *s, struct json_out *j, const struct r
 	bool have_user = l->k.ustack != REC_NO_STACK &&
 			 stacks_user(&s->stacks, l->k.ustack, l->k.pid, &user);
 	char comm[32];
-	int n = tpfmt_lock_flag_names(l->k.flags, names, 8), i;
+	__u32 flags = l->k.flags & ~REC_LOCK_LONG;
+	int n = tpfmt_lock_flag_names(flags, names, 8), i;
 
 	tasks_pid_comm(&s->data, l->k.pid, comm, sizeof(comm));
 	json_begin_object(j);
-	json_uint(j, "flags", l->k.flags);
+	json_uint(j, "flags", flags);
+	/* every wait of at least --long-wait-us, in every phase */
+	json_bool(j, "long", l->k.flags & REC_LOCK_LONG);
 	json_key(j, "flag_names");
 	json_begin_array(j);
 	for (i = 0; i < n; i++)
@@ -621,9 +630,11 @@ static void write_dio(struct rec_session *s, struct json_out *j)
  * system call (analysis/waitclass.py), so a new rule needs no new recording. */
 static const char *offcpu_reason(const struct rec_offcpu *o)
 {
-	if (o->k.reason == OFF_LOCK)
+	__u32 reason = o->k.reason & ~REC_OFF_LONG;
+
+	if (reason == OFF_LOCK)
 		return "lock";
-	if (o->k.reason == OFF_RUNQUEUE)
+	if (reason == OFF_RUNQUEUE)
 		return "runqueue";
 	return "blocked";
 }
@@ -676,6 +687,8 @@ static void write_offcpu(struct rec_session *s, struct json_out *j)
 		json_uint(j, "total_ns", o->v.total_ns);
 		json_uint(j, "sampled_count", o->sampled.count);
 		json_uint(j, "sampled_ns", o->sampled.total_ns);
+		/* every wait of at least --long-wait-us, in every phase */
+		json_bool(j, "long", o->k.reason & REC_OFF_LONG);
 		json_end_object(j);
 	}
 	json_end_array(j);

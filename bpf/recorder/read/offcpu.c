@@ -50,9 +50,11 @@ int offcpu_add_pending(struct rec_data *d, size_t max)
 	return 0;
 }
 
+/* A long wait (REC_OFF_LONG) is recorded whole: one without stacks stays so,
+ * never spread over others. */
 static bool offcpu_unsampled(const struct offcpu_key *k)
 {
-	return k->kstack == REC_NO_STACK && k->ustack == REC_NO_STACK;
+	return k->kstack == REC_NO_STACK && k->ustack == REC_NO_STACK && !(k->reason & REC_OFF_LONG);
 }
 
 /* Records of one thread, reason, lock and system call sort together, the

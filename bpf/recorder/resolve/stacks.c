@@ -32,6 +32,12 @@ static int stack_ips(struct record_bpf *skel, __u32 id, __u64 *ips, int max)
 
 	if (id == REC_NO_STACK || vsz > sizeof(buf))
 		return 0;
+	if (id & REC_TASK_STACK) {
+		map = skel->maps.task_kstacks;
+		vsz = bpf_map__value_size(map);
+		if (vsz > sizeof(buf))
+			return 0;
+	}
 	id &= ~REC_SPIN_STACK;
 	memset(buf, 0, sizeof(buf));
 	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, buf))
@@ -188,7 +194,10 @@ int stacks_init(struct rec_stacks *s, struct record_bpf *skel, size_t max_stacks
 	s->usyms = symbolize_user_new();
 	s->kcache_len = 2 * max_stacks; /* ids of the stack map, then of the spin map */
 	s->kcache = calloc(s->kcache_len, sizeof(*s->kcache));
-	if (!s->kcache)
+	s->tcache_len = 2 * bpf_map__max_entries(skel->maps.task_kstacks);
+	s->tcache = calloc(s->tcache_len, sizeof(*s->tcache));
+	s->tcache_ids = calloc(s->tcache_len, sizeof(*s->tcache_ids));
+	if (!s->kcache || !s->tcache || !s->tcache_ids)
 		return -ENOMEM;
 	/* --stack-depth, as the stack map's value size says */
 	s->depth = bpf_map__value_size(skel->maps.stacks) / sizeof(__u64);
@@ -220,6 +229,10 @@ void stacks_free(struct rec_stacks *s)
 	for (i = 0; s->kcache && i < s->kcache_len; i++)
 		free(s->kcache[i]);
 	free(s->kcache);
+	for (i = 0; s->tcache && i < s->tcache_len; i++)
+		free(s->tcache[i]);
+	free(s->tcache);
+	free(s->tcache_ids);
 	if (s->ksyms)
 		symbolize_kernel_free(s->ksyms);
 	if (s->usyms)
@@ -237,18 +250,40 @@ void stacks_add_pid(struct rec_stacks *s, int pid)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The cache slot of a kernel stack id: kcache by id, tcache (open
+ * addressing) for task stacks; NULL when there is no room. */
+static struct frames **kernel_slot(struct rec_stacks *s, __u32 id)
+{
+	size_t h, i;
+	__u32 slot;
+
+	if (id == REC_NO_STACK)
+		return NULL;
+	if (!(id & REC_TASK_STACK) || (id & REC_SPIN_STACK)) {
+		slot = id & REC_SPIN_STACK ? (id & ~REC_SPIN_STACK) + s->kcache_len / 2 : id;
+		return slot < s->kcache_len ? &s->kcache[slot] : NULL;
+	}
+	for (h = id * 2654435761u, i = 0; s->tcache_len && i < s->tcache_len; i++) {
+		size_t k = (h + i) % s->tcache_len;
+
+		if (s->tcache_ids[k] == id || !s->tcache_ids[k]) {
+			s->tcache_ids[k] = id;
+			return &s->tcache[k];
+		}
+	}
+	return NULL;
+}
+
 const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 {
 	__u64 ips[REC_MAX_STACK_DEPTH];
-	struct frames *fr;
+	struct frames *fr, **slot = kernel_slot(s, id);
 	int n, i, skip = 0;
 
-	__u32 slot = id & REC_SPIN_STACK ? (id & ~REC_SPIN_STACK) + s->kcache_len / 2 : id;
-
-	if (id == REC_NO_STACK || slot >= s->kcache_len)
+	if (!slot)
 		return NULL;
-	if (s->kcache[slot])
-		return s->kcache[slot];
+	if (*slot)
+		return *slot;
 	n = stack_ips(s->skel, id, ips, REC_MAX_STACK_DEPTH);
 	if (n <= 0 || !(fr = calloc(1, sizeof(*fr))))
 		return NULL;
@@ -263,7 +298,7 @@ const struct frames *stacks_kernel(struct rec_stacks *s, __u32 id)
 		}
 		fr->n++;
 	}
-	s->kcache[slot] = fr;
+	*slot = fr;
 	return fr;
 }
 

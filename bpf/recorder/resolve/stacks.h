@@ -30,6 +30,10 @@ struct rec_stacks {
 	struct usyms *usyms;
 	struct frames **kcache;     /* by kernel stack id */
 	size_t kcache_len;
+	/* long waits' task stacks (REC_TASK_STACK ids: hashes), open addressing */
+	struct frames **tcache;
+	__u32 *tcache_ids;
+	size_t tcache_len;
 	int ksyms_err;              /* errno of symbolize_kernel_load, 0 if loaded */
 	/* user stacks unwound from copies (ids with REC_DWARF_STACK), filled
 	 * by the unwinder's thread; usyms is shared with it under lock */

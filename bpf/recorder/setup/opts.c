@@ -65,6 +65,12 @@ static const struct opt_def defs[] = {
 	  "too), exit; loads nothing, needs no root", NULL },
 	{ "min-block-us", 0, "N", OK_UINT, F(min_block_us), 1, 0, MAP_MAX, false,
 	  "off-CPU periods shorter than N us get no stack record", NULL },
+	{ "long-wait-us", 0, "N", OK_UINT, F(long_wait_us), 0, 0, 60000000, false,
+	  "every off-CPU wait (blocked, not runnable) and lock wait of a traced thread "
+	  "lasting N us or more is recorded with its kernel and user stack in every phase of "
+	  "--duty and whatever --max-overhead sheds; shorter ones are sampled",
+	  "0 (the default): none; waits are then sampled like the rest. lockscope attach "
+	  "passes 1000" },
 	{ "no-user-stacks", 0, NULL, OK_CLEAR, F(user_stacks), 0, 0, 0, false,
 	  "do not collect user stacks", NULL },
 	{ "raw-syscalls", 0, NULL, OK_SET, F(raw_syscalls), 0, 0, 0, false,
@@ -122,6 +128,12 @@ static const struct opt_def defs[] = {
 	  "checking; the window stays open", "0: never adjust" },
 	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,
 	  "the longest pause of --max-overhead's last resort", NULL },
+	{ "budget-stats-every", 0, "N", OK_UINT, F(budget_stats_every), 1, 1, 60, false,
+	  "with a budget (--max-overhead), keep the BPF run-time statistics on for one second "
+	  "in every N only and judge the budget on those seconds, their own clock taken out "
+	  "of every run: what the programs cost unmeasured; the intervals of a series carry "
+	  "that estimate (overhead.estimated). lockscope attach passes 4",
+	  "1: on throughout, every second judged" },
 	{ "stats-every", 0, "N", OK_UINT, F(stats_every), 4, 1, 60, false,
 	  "without a budget (--max-overhead 0), a series or a --duty, the kernel's BPF run-time "
 	  "statistics are on for one second in every N: with them on, every run of every "

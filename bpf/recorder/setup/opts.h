@@ -23,6 +23,7 @@ struct rec_opts {
 	bool verbose;
 	unsigned int min_block_us;
 	unsigned int stack_refresh_ms;
+	unsigned int long_wait_us;  /* waits recorded with stacks in every phase; 0: off */
 	unsigned int holder_period_ms; /* holder snapshot timer period */
 	unsigned int max_locks;
 	unsigned int max_stacks;
@@ -40,6 +41,7 @@ struct rec_opts {
 	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
 	unsigned int max_pause_ms;  /* the longest over-budget pause */
 	unsigned int stats_every;   /* statistics on one second in N without a budget */
+	unsigned int budget_stats_every; /* with a budget: judged on one second in N */
 	unsigned int duty_pct;      /* programs attached this % of each duty period */
 	unsigned int duty_period_ms;
 	bool duty_flag;             /* --duty-flag: off phases by a flag, not by detaching */
