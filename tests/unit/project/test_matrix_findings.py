@@ -38,17 +38,18 @@ def test_the_kernels_say_which_hash():
     assert EXPECTED["6.12.117+deb12-amd64"].io_wq_hashed is False
 
 
-def test_the_sweep_must_name_io_wq_where_the_kernel_hashes(tmp_path):
+def test_the_sweep_must_measure_io_wq_where_the_kernel_hashes(tmp_path):
     (tmp_path / "release").write_text("6.1.0-56-amd64\n")
     (tmp_path / "junit.xml").write_text(
         '<testsuite><testcase name="test_the_recorded_io_wq_hash_decides_the_verdict"/>'
         '</testsuite>')
-    assert TESTS["test_the_recorded_io_wq_hash_decides_the_verdict"] == "sweep_io_wq_named"
-    (tmp_path / "findings").write_text('sweep_io_wq_named\tno\nsweep_io_wq_figures\t{"b": 2}\n')
-    check = judge(tmp_path, {})["checks"]["sweep_io_wq_named"]
-    assert not check["ok"] and "named: no (expected yes)" in check["detail"]
+    assert TESTS["test_the_recorded_io_wq_hash_decides_the_verdict"] == "sweep_io_wq_hashed"
+    (tmp_path / "findings").write_text('sweep_io_wq_hashed\tno\nsweep_io_wq_figures\t{"b": 2}\n')
+    check = judge(tmp_path, {})["checks"]["sweep_io_wq_hashed"]
+    assert not check["ok"] and "hashed: no (expected yes)" in check["detail"]
     assert '{"b": 2}' in check["detail"]
-    (tmp_path / "findings").write_text("sweep_io_wq_named\tyes\n")
-    assert judge(tmp_path, {})["checks"]["sweep_io_wq_named"]["ok"]
+    (tmp_path / "findings").write_text('sweep_io_wq_hashed\tyes\nsweep_io_wq_figures\t{"c": 3}\n')
+    check = judge(tmp_path, {})["checks"]["sweep_io_wq_hashed"]
+    assert check["ok"] and '{"c": 3}' in check["detail"]
     (tmp_path / "release").write_text("6.12.117+deb12-amd64\n")
-    assert not judge(tmp_path, {})["checks"]["sweep_io_wq_named"]["ok"]
+    assert not judge(tmp_path, {})["checks"]["sweep_io_wq_hashed"]["ok"]
