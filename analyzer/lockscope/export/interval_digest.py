@@ -172,6 +172,23 @@ def _add_sample(table: dict[SampleKey, tuple[int, int]], key: SampleKey, count: 
     table[key] = (c + count, n + ns)
 
 
+# The scheduler's own frames at the top of a stack taken in the waiter's context at
+# sched_switch. A long wait's stack is the sleeping task's (bpf_get_task_stack), which
+# the kernel takes without them (kernel/stacktrace.c stack_trace_save_tsk() skips
+# in_sched_functions() for another task): without these two the same place to wait is
+# one frame in the profile, whichever way its stack was taken.
+SCHED_TOP_FRAMES = ("__schedule", "schedule")
+
+
+def profile_kstack(frames: list[str] | None) -> tuple[str, ...]:
+    """An off-CPU record's kernel stack as the block profile has it: from the frame
+    that called the scheduler."""
+    out = list(frames or ())
+    while out and out[0].split("+0x", 1)[0] in SCHED_TOP_FRAMES:
+        out.pop(0)
+    return tuple(out)
+
+
 def _labels(**kv: str | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in kv.items() if v)
 
@@ -288,7 +305,7 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
             continue
         count, ns = weighting.apply(long, int(r.get("count", 0)), ns)
         info = book.get(r.get("lock_addr")) if r.get("reason") == "lock" else None
-        key = (tuple(r.get("kstack") or ()), tuple(r.get("ustack") or ()),
+        key = (profile_kstack(r.get("kstack")), tuple(r.get("ustack") or ()),
                _labels(wait_class=cls, lock=info.label if info else None,
                        file=info.file(names) if info else None,
                        syscall=syscall_of(r.get("kstack") or [], r.get("syscall")),

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.analysis.waitclass import LOSS_CLASSES, classify
+from lockscope.export.interval_digest import profile_kstack
 
 import dbservers
 from conftest import require_tool
@@ -129,7 +130,10 @@ def test_prometheus_and_pprof_read_a_continuous_attach_on_mariadb(tmp_path):
     for rec in trace["offcpu"]:
         if rec["reason"] != "runqueue" and rec.get("kstack") and \
                 classify(rec).cls in LOSS_CLASSES:
-            f = leaf(rec["kstack"][0])
-            blocked[f] = blocked.get(f, 0) + rec["total_ns"]
+            # from the frame that called the scheduler, as the profile has it
+            stack = profile_kstack(rec["kstack"])
+            if stack:
+                f = leaf(stack[0])
+                blocked[f] = blocked.get(f, 0) + rec["total_ns"]
     assert top_function(tops["block"]) == max(blocked, key=blocked.__getitem__), \
         (tops["block"], sorted(blocked.items(), key=lambda kv: -kv[1])[:3])

@@ -11,6 +11,7 @@ import gzip
 from prometheus_client import generate_latest
 
 from lockscope.export import ExportState
+from lockscope.export.interval_digest import profile_kstack
 from lockscope.export.metrics_registry import make_registry
 from lockscope.export.profile_pb2 import Profile
 from lockscope.export.profile_windows import profile_bytes
@@ -95,3 +96,13 @@ def test_no_delay_gives_no_stack_figure():
     assert stack_coverage(state.snapshot().block_total).without_share is None
     text = generate_latest(make_registry(state.snapshot)).decode()
     assert "lockscope_profile_delay_without_stack_ratio{" not in text
+
+
+def test_a_place_to_wait_is_one_frame_whichever_way_its_stack_was_taken():
+    # in the waiter's context at sched_switch, and the sleeping task's (long waits)
+    in_context = ["__schedule+0x618", "schedule+0x23", "futex_do_wait+0x3e", "do_syscall_64+0x71"]
+    of_the_task = ["futex_do_wait+0x3e", "do_syscall_64+0x71"]
+    assert profile_kstack(in_context) == profile_kstack(of_the_task) == tuple(of_the_task)
+    # only the top: a frame named so further down stays
+    assert profile_kstack(["a+0x1", "schedule+0x2"]) == ("a+0x1", "schedule+0x2")
+    assert profile_kstack(None) == () and profile_kstack(["__schedule+0x1"]) == ()
