@@ -130,11 +130,13 @@ def add_parser(sub) -> None:
     p.add_argument("--duty", type=int, metavar="PCT",
                    help="time-sampled recording: probes attached PCT%% of each second, "
                    "rates per observed second (lockscope-record --duty; default: always)")
-    p.add_argument("--long-wait", type=float, default=1.0, metavar="MS",
+    p.add_argument("--long-wait", type=float, default=0.0, metavar="MS",
                    help="off-CPU and lock waits of the traced threads lasting MS "
                    "milliseconds or more are recorded with their kernel and user stacks "
                    "all the time, whatever --duty and --max-overhead leave on; shorter ones "
-                   "are sampled (default 1; 0: sample every wait alike; e.g. --long-wait 0.5)")
+                   "are sampled (default 0: every wait sampled alike; e.g. --long-wait 1). "
+                   "Its programs stay on in every phase: on loads of ~100k context switches "
+                   "a second they cost more than a 1%% budget by themselves (docs/long-waits.md)")
     p.add_argument("--mysql", metavar="SOCKET|DSN", help="read-only login to MariaDB/MySQL "
                    "for its counters (socket path or mysql://user:pass@host:port/)")
     p.add_argument("--postgres", metavar="DSN", help="read-only login to PostgreSQL for "
