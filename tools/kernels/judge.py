@@ -175,15 +175,13 @@ def guest_findings(out: Path) -> dict[str, str]:
     return _pairs(out / "findings", "\t")
 
 
-def io_wq_hashed(check: dict, found: str | None, expected: bool | None,
-                 what: str = "hashed") -> dict:
-    """The test passed, and the kernel hashed the O_DIRECT writes or not as expected
-    (`what`: the finding's word, "named" for the sweep naming io-wq)."""
+def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
+    """The test passed, and the kernel hashed the O_DIRECT writes or not as expected."""
     if expected is None or not check["ok"]:
         return check
     want = "yes" if expected else "no"
     return {"ok": found == want,
-            "detail": f"{what}: {found or 'not found'} (expected {want})"}
+            "detail": f"hashed: {found or 'not found'} (expected {want})"}
 
 
 def judge(out: Path, host_findings: dict[str, dict]) -> dict:

@@ -371,7 +371,7 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 {
 	/* the verifier's statistics of each program (its time, states and
 	 * instructions processed), shown with --verbose: what a load costs on a
-	 * kernel whose verifier is slower (bench/load_time) */
+	 * kernel whose verifier is slower (docs/long-waits.md) */
 	const char *stats = getenv("LOCKSCOPE_VERIFIER_STATS");
 	struct bpf_program *prog;
 
