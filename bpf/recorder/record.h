@@ -75,6 +75,7 @@ enum rec_drop {
 	DROP_LONG_KSTACK,       /* a long wait's kernel stack could not be taken */
 	DROP_LONG_USTACK,       /* a long wait's user stack could not be taken */
 	DROP_LONG_TASK_STACKS_FULL, /* task_kstacks map full */
+	DROP_LONG_SWITCH_IN_UNSEEN, /* a blocked thread's switch-in never reached sched_switch */
 	NR_DROPS,
 };
 
@@ -88,6 +89,7 @@ enum rec_count {
 	COUNT_CALLS_HANDED_OFF, /* followed calls whose thread switched out before the exit */
 	COUNT_LONG_WAITS,       /* off-CPU waits >= long_wait_ns recorded with their stacks */
 	COUNT_LONG_LOCK_WAITS,  /* lock waits >= long_wait_ns */
+	COUNT_LONG_UNSEEN_NS,   /* the most the waits of DROP_LONG_SWITCH_IN_UNSEEN lasted */
 	NR_TALLIES,             /* drops and counts */
 };
 

@@ -208,8 +208,17 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
+/* A long-wait tally, null when long waits were not followed (--long-wait-us 0). */
+static void long_wait_uint(struct json_out *j, const char *key, bool followed, __u64 v)
+{
+	if (followed)
+		json_uint(j, key, v);
+	else
+		json_null(j, key);
+}
+
 /* The losses of tallies d, as the object "drops" (totals are lower bounds). */
-static void write_drops(struct json_out *j, const __u64 *d)
+static void write_drops(struct json_out *j, const __u64 *d, bool long_waits)
 {
 	__u64 full = 0;
 	int i;
@@ -227,9 +236,11 @@ static void write_drops(struct json_out *j, const __u64 *d)
 	json_uint(j, "end_without_begin", d[DROP_END_WITHOUT_BEGIN]);
 	json_uint(j, "dio_untracked", d[DROP_DIO_UNTRACKED]);
 	json_uint(j, "calls_lost", d[DROP_CALL_LOST]);
-	json_uint(j, "long_wait_kernel_stack_missing", d[DROP_LONG_KSTACK]);
-	json_uint(j, "long_wait_user_stack_missing", d[DROP_LONG_USTACK]);
-	json_uint(j, "long_wait_stacks_full", d[DROP_LONG_TASK_STACKS_FULL]);
+	long_wait_uint(j, "long_wait_kernel_stack_missing", long_waits, d[DROP_LONG_KSTACK]);
+	long_wait_uint(j, "long_wait_user_stack_missing", long_waits, d[DROP_LONG_USTACK]);
+	long_wait_uint(j, "long_wait_stacks_full", long_waits, d[DROP_LONG_TASK_STACKS_FULL]);
+	long_wait_uint(j, "long_wait_switch_in_unseen", long_waits,
+		       d[DROP_LONG_SWITCH_IN_UNSEEN]);
 	json_key(j, "map_full_by_map");
 	json_begin_object(j);
 	for (i = 0; i <= DROP_OTHER_FULL; i++)
@@ -243,7 +254,9 @@ static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 {
 	const __u64 *d = s->data.tallies;
 
-	write_drops(j, d);
+	bool long_waits = s->opts->long_wait_us != 0;
+
+	write_drops(j, d, long_waits);
 	/* not losses */
 	json_key(j, "counts");
 	json_begin_object(j);
@@ -254,8 +267,9 @@ static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 	json_uint(j, "offcpu_unsampled", d[COUNT_OFFCPU_UNSAMPLED]);
 	json_uint(j, "user_stacks_copied", d[COUNT_USTACKS_COPIED]);
 	json_uint(j, "calls_handed_off", d[COUNT_CALLS_HANDED_OFF]);
-	json_uint(j, "long_waits", d[COUNT_LONG_WAITS]);
-	json_uint(j, "long_lock_waits", d[COUNT_LONG_LOCK_WAITS]);
+	long_wait_uint(j, "long_waits", long_waits, d[COUNT_LONG_WAITS]);
+	long_wait_uint(j, "long_lock_waits", long_waits, d[COUNT_LONG_LOCK_WAITS]);
+	long_wait_uint(j, "long_wait_switch_in_unseen_ns", long_waits, d[COUNT_LONG_UNSEEN_NS]);
 	json_uint(j, "user_stacks_unwound", s->stacks.unwind.samples);
 	json_uint(j, "unwind_cpu_us", s->stacks.unwind.cpu_ns / 1000);
 	json_end_object(j);
@@ -889,7 +903,7 @@ static void write_state(struct rec_session *s, const struct rec_data *cur, struc
 	json_occupancy(j, "jbd2_handles", cur->nr_handles, skel->maps.jbd2_handles);
 	json_occupancy(j, "jbd2_commits", cur->nr_commits, skel->maps.jbd2_commits);
 	json_end_object(j);
-	write_drops(j, cur->tallies);
+	write_drops(j, cur->tallies, s->opts->long_wait_us != 0);
 	duty_json(&s->duty, j, clock_ns(CLOCK_MONOTONIC));
 	json_end_object(j);
 }

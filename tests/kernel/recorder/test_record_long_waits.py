@@ -15,15 +15,19 @@ from record_common import record_gated_program
 
 pytestmark = pytest.mark.kernel
 
+# Each round also writes a byte to /dev/null, which never blocks: a system call the
+# syscalls group follows, so that a group costs something whatever else the host runs.
 SLEEPER = r"""
-import json, sys, time
+import json, os, sys, time
 n, ms = int(sys.argv[1]), float(sys.argv[2])
+null = os.open(os.devnull, os.O_WRONLY)
 sys.stdin.readline()
 done = 0
 for _ in range(n):
     t = time.perf_counter()
     while time.perf_counter() - t < 0.002:
         pass
+    os.write(null, b"x")
     time.sleep(ms / 1000)
     done += 1
 print(json.dumps({"sleeps": done}), flush=True)
@@ -51,9 +55,8 @@ def long_records(doc: dict, tid: int) -> list[dict]:
 def test_every_long_wait_has_its_stacks_at_a_low_duty(tmp_path, switch):
     """--duty-flag (what a continuous attach uses) leaves every link in place;
     detaching the other programs at every phase (a bounded attach) makes them again at
-    each. Every wait, or all but one of the 60: on a shared 2-CPU VM 2 of about 15
-    runs missed one, once in each mode (the cause is not established; docs/long-waits.md,
-    Limits)."""
+    each. Every wait is recorded, or counted as one whose switch-in sched_switch never
+    reported (docs/long-waits.md, Limits)."""
     said, doc = run_sleeper(tmp_path, ("--duty", "10", "--duty-period-ms", "200",
                                        "--long-wait-us", str(int(SLEEP_MS * 1000 / 3)),
                                        *(["--duty-flag"] if switch == "flag" else [])))
@@ -64,16 +67,19 @@ def test_every_long_wait_has_its_stacks_at_a_low_duty(tmp_path, switch):
     sampling = doc["sampling"]
     assert sampling["observed_ns"] < 0.5 * doc["interval"]["duration_ns"], sampling
     got = sum(r["count"] for r in longs)
-    assert said["sleeps"] == SLEEPS and SLEEPS - 1 <= got <= SLEEPS, longs
+    unseen = doc["drops"]["long_wait_switch_in_unseen"]
+    assert said["sleeps"] == SLEEPS and got + unseen == SLEEPS, (got, unseen, longs)
+    assert doc["counts"]["long_waits"] == got
     # the system call of a wait switched out in an "off" phase is read at its switch-in
     assert len({r["syscall"] for r in longs}) == 1 and longs[0]["syscall"] is not None, longs
     for r in longs:
         assert r["reason"] == "blocked"
         assert len(r["kstack"] or []) >= 3, r
         assert r["ustack"], r
-        # measured whole: at least the sleeps' own length each
-        assert r["total_ns"] >= r["count"] * SLEEP_MS * 1e6, r
-    assert doc["counts"]["long_waits"] >= SLEEPS
+    # measured whole, less the run-queue delay sched_info gives, which can take in part
+    # of a sleep (docs/long-waits.md, Limits): about the sleeps' own length
+    blocked_ns = sum(r["total_ns"] for r in longs)
+    assert 0.75 * got * SLEEP_MS * 1e6 <= blocked_ns <= doc["interval"]["duration_ns"], longs
     assert doc["drops"]["long_wait_kernel_stack_missing"] == 0
     assert doc["drops"]["long_wait_user_stack_missing"] == 0
 
@@ -84,7 +90,9 @@ def test_without_long_waits_the_off_phases_see_nothing(tmp_path):
     said, doc = run_sleeper(tmp_path, ("--duty", "10", "--duty-period-ms", "200",
                                        "--long-wait-us", "0"))
     assert not [r for r in doc["offcpu"] if r.get("long")]
-    assert doc["counts"]["long_waits"] == 0
+    # not followed, so not counted: null, not zero
+    assert doc["counts"]["long_waits"] is None
+    assert doc["drops"]["long_wait_switch_in_unseen"] is None
     seen = sum(r["count"] for r in doc["offcpu"] if r["reason"] == "blocked")
     assert seen < said["sleeps"], seen
 
@@ -110,10 +118,8 @@ def test_under_a_tiny_budget_groups_go_before_stacks_and_long_waits_stay(tmp_pat
     tids = {r["tid"] for r in doc["offcpu"] if r.get("long")}
     assert len(tids) == 1, tids
     longs = long_records(doc, tids.pop())
-    # detaching a shed group's ~25 per-call syscalls:* events takes about a second
-    # (bench/README.md, bench/sweep); a switch of the sleeper in that second can go
-    # unseen (0-3 of 1,200 here): at least 99%, none more than it did
     got = sum(r["count"] for r in longs)
+    unseen = doc["drops"]["long_wait_switch_in_unseen"]
     assert said["sleeps"] == TINY_BUDGET_SLEEPS, said
-    assert 0.99 * TINY_BUDGET_SLEEPS <= got <= TINY_BUDGET_SLEEPS, (steps, got)
+    assert got + unseen == TINY_BUDGET_SLEEPS, (steps, got, unseen)
     assert all(r["kstack"] and r["ustack"] for r in longs), longs
