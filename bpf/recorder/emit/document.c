@@ -208,6 +208,12 @@ static void write_header(struct rec_session *s, struct json_out *j)
 	json_end_object(j);
 }
 
+/* Whether long waits were followed (--long-wait-us): else their tallies are null. */
+static bool long_waits_followed(const struct rec_session *s)
+{
+	return s->opts->long_wait_us != 0;
+}
+
 /* A long-wait tally, null when long waits were not followed (--long-wait-us 0). */
 static void long_wait_uint(struct json_out *j, const char *key, bool followed, __u64 v)
 {
@@ -218,8 +224,9 @@ static void long_wait_uint(struct json_out *j, const char *key, bool followed, _
 }
 
 /* The losses of tallies d, as the object "drops" (totals are lower bounds). */
-static void write_drops(struct json_out *j, const __u64 *d, bool long_waits)
+static void write_drops(const struct rec_session *s, struct json_out *j, const __u64 *d)
 {
+	bool long_waits = long_waits_followed(s);
 	__u64 full = 0;
 	int i;
 
@@ -253,10 +260,9 @@ static void write_drops(struct json_out *j, const __u64 *d, bool long_waits)
 static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 {
 	const __u64 *d = s->data.tallies;
+	bool long_waits = long_waits_followed(s);
 
-	bool long_waits = s->opts->long_wait_us != 0;
-
-	write_drops(j, d, long_waits);
+	write_drops(s, j, d);
 	/* not losses */
 	json_key(j, "counts");
 	json_begin_object(j);
@@ -903,7 +909,7 @@ static void write_state(struct rec_session *s, const struct rec_data *cur, struc
 	json_occupancy(j, "jbd2_handles", cur->nr_handles, skel->maps.jbd2_handles);
 	json_occupancy(j, "jbd2_commits", cur->nr_commits, skel->maps.jbd2_commits);
 	json_end_object(j);
-	write_drops(j, cur->tallies, s->opts->long_wait_us != 0);
+	write_drops(s, j, cur->tallies);
 	duty_json(&s->duty, j, clock_ns(CLOCK_MONOTONIC));
 	json_end_object(j);
 }
