@@ -89,6 +89,34 @@ def steps(out: Path) -> dict[str, tuple[int, float]]:
     return got
 
 
+# guest-run's steps in order: the first missing one is where a guest stopped
+STEPS = ("modprobe", "install", "doctor", "pytest", "sweep", "uninstall")
+
+
+def _last_line(path: Path, pattern: str = "") -> str:
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines()
+                 if ln.strip() and re.search(pattern, ln)]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def unfinished(out: Path, st: dict[str, tuple[int, float]]) -> str:
+    """Where a guest that did not finish stopped: the step (and for pytest the test, which
+    pytest -v names as it starts), the seconds its steps took, and the console's last
+    kernel line (a hang, a panic or the emulator's end)."""
+    step = next((s for s in STEPS if s not in st), "the end")
+    where = f"the guest did not finish: it stopped in step {step}"
+    if step == "pytest":
+        test = _last_line(out / "pytest.out", r"::")
+        where += f" (at {test.split()[0]})" if test else ""
+    where += f", {sum(sec for _, sec in st.values()):.0f} s of steps done"
+    console = _last_line(out / "console", r"^\[\s*\d+\.\d+\]")
+    return where + (f"; console's last kernel line: {console}" if console else
+                    "; no console")
+
+
 LARGE_SHARE = 0.15   # of thread time: a lock the verdict is about (tests use the same)
 
 
@@ -197,7 +225,7 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
             oops = oops or OOPS.findall((out / log).read_text(errors="replace"))
     checks["guest_ran"] = {"ok": "done" in st and not oops,
                            "detail": "; ".join(oops[:3]) or
-                           ("all steps ran" if "done" in st else "the guest did not finish")}
+                           ("all steps ran" if "done" in st else unfinished(out, st))}
 
     # the recorder's own listing, as doctor got it and drew its lines from (loading every
     # group is the slowest thing a guest does: it runs once)

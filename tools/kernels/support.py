@@ -42,6 +42,8 @@ def support_doc(summary: dict) -> dict:
             "host": d.get("host"), "userland": d.get("userland") or {},
             "checks_passed": sorted(n for n, c in d["checks"].items() if c["ok"]),
             "checks_failed": sorted(n for n, c in d["checks"].items() if not c["ok"]),
+            # boots that stopped midway and were booted again (run-matrix), with why
+            "stopped_boots": d.get("stopped_boots", []),
             "seconds": {"wall": d["wall_seconds"],
                         **{s: round(v["seconds"]) for s, v in d["steps"].items()}},
         })

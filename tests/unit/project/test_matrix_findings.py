@@ -53,3 +53,20 @@ def test_the_sweep_must_measure_io_wq_where_the_kernel_hashes(tmp_path):
     assert check["ok"] and '{"c": 3}' in check["detail"]
     (tmp_path / "release").write_text("6.12.117+deb12-amd64\n")
     assert not judge(tmp_path, {})["checks"]["sweep_io_wq_hashed"]["ok"]
+
+
+def test_a_guest_that_stopped_says_where(tmp_path):
+    (tmp_path / "release").write_text("6.1.0-56-amd64\n")
+    (tmp_path / "steps").write_text("modprobe 0 2.5\ninstall 0 30\ndoctor 0 17.5\n")
+    (tmp_path / "pytest.out").write_text(
+        "tests/kernel/a.py::test_one PASSED   [ 50%]\ntests/kernel/b.py::test_two[x] ")
+    (tmp_path / "console").write_text("vng: booting\n[  12.5] loop: module loaded\n"
+                                      "[ 901.25] EXT4-fs (loop1): mounted\nqemu: terminating\n")
+    detail = judge(tmp_path, {})["checks"]["guest_ran"]["detail"]
+    assert "stopped in step pytest (at tests/kernel/b.py::test_two[x])" in detail
+    assert "50 s of steps done" in detail
+    assert detail.endswith("console's last kernel line: [ 901.25] EXT4-fs (loop1): mounted")
+    (tmp_path / "steps").write_text("modprobe 0 2.5\n")
+    (tmp_path / "console").unlink()
+    detail = judge(tmp_path, {})["checks"]["guest_ran"]["detail"]
+    assert "stopped in step install, 2 s of steps done; no console" in detail
