@@ -1418,6 +1418,20 @@ static void json_syscall_events(struct json_out *j)
 		}
 }
 
+/* Each tracepoint once: a group attaches two programs to one (sched:
+ * sched_switch's and long_wait_switch), its list has one per program. */
+static void json_tracepoint_names(struct json_out *j, const char *const *tps)
+{
+	int i, k;
+
+	for (i = 0; i < GROUP_MAX_TPS && tps[i]; i++) {
+		for (k = 0; k < i && strcmp(tps[k], tps[i]); k++)
+			;
+		if (k == i)
+			json_value_string(j, tps[i]);
+	}
+}
+
 void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 {
 	int g, i;
@@ -1437,18 +1451,14 @@ void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 		/* what the group needs, whatever it attached to */
 		json_key(j, "needs");
 		json_begin_array(j);
-		for (i = 0; i < GROUP_MAX_TPS && def->tracepoints[i]; i++)
-			json_value_string(j, def->tracepoints[i]);
+		json_tracepoint_names(j, def->tracepoints);
 		json_end_array(j);
 		json_key(j, "tracepoints");
 		json_begin_array(j);
 		if (g == GROUP_SYSCALLS && st->attach == ATTACH_TRACEPOINT && per_syscall_events()) {
 			json_syscall_events(j);
 		} else {
-			const char *const *used = group_needs(g, st->attach >= 0 ? st->attach : 0);
-
-			for (i = 0; i < GROUP_MAX_TPS && used[i]; i++)
-				json_value_string(j, used[i]);
+			json_tracepoint_names(j, group_needs(g, st->attach >= 0 ? st->attach : 0));
 		}
 		json_end_array(j);
 		if (st->reason[0])

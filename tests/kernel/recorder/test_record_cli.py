@@ -330,12 +330,15 @@ def test_out_to_a_fifo_is_written_in_place_and_no_file_is_clobbered(tmp_path):
 @pytest.mark.kernel
 @pytest.mark.parametrize("raw", [False, True])
 def test_raw_syscalls_count_the_same_calls(tmp_path, raw):
-    # 300 direct writes by dd, followed by command name: the same count either way
+    # 300 direct writes by dd, followed by command name: the same count either way. A
+    # copy named for this test: another test's dd may run meanwhile
     out = tmp_path / "r.json"
-    with recorder(["--comm", "dd"] + (["--raw-syscalls"] if raw else []), out) as (_, start,
-                                                                                  finish):
+    dd = tmp_path / f"dd-cli-{int(raw)}-{os.getpid() % 1000}"
+    shutil.copy(shutil.which("dd"), dd)
+    with recorder(["--comm", dd.name] + (["--raw-syscalls"] if raw else []), out) as (
+            _, start, finish):
         start()
-        subprocess.run(["dd", "if=/dev/zero", f"of={tmp_path / 'x'}", "bs=4k", "count=300",
+        subprocess.run([str(dd), "if=/dev/zero", f"of={tmp_path / 'x'}", "bs=4k", "count=300",
                         "oflag=direct", "status=none"], check=True, timeout=60)
         doc = finish()
     feats = {f["name"]: f for f in doc["features"]}
