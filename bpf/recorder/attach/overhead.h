@@ -71,8 +71,9 @@ struct rec_overhead {
 	__u64 off_since;        /* when they were last turned off */
 	__u64 off_runs;         /* all programs' run_cnt then */
 	/* --budget-stats-every: a budget judged on the seconds the statistics
-	 * are on, their clock subtracted; the last such estimate of the
-	 * programs' cost, in ns per second of wall time (-1: none yet) */
+	 * are on, their clock subtracted from each run and its cost spread
+	 * over the window; the last such estimate of the programs' cost
+	 * unmeasured, in ns per second of wall time (-1: none yet) */
 	bool judge_sampled;
 	double est_ns_per_s;
 	struct rec_shed shed[REC_MAX_SHED];

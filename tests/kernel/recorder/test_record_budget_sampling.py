@@ -2,7 +2,9 @@
 kernel's BPF run-time statistics are on one second in N while the recorder is within
 its budget, so the kernel's own run counts stand still part of the time, and the series
 intervals carry the estimated cost, said to be one; over the budget, each step's effect
-is measured the next second, so the steps still come about a second apart."""
+is measured the next second, so the steps still come about a second apart. What the
+measuring costs (the statistics' clock, paid by every run while they are on) is the
+recorder's cost too: the intervals count it as the document's window does."""
 
 from __future__ import annotations
 
@@ -49,3 +51,25 @@ def test_over_the_budget_steps_come_a_second_apart(tmp_path: Path):
     gaps = [(b["t_ns"] - a["t_ns"]) / 1e9 for a, b in zip(steps, steps[1:])
             if a["kind"] != "pause"]
     assert gaps and min(gaps) < 2.5, [(s["kind"], s["what"], s["after_ns"]) for s in steps]
+
+
+def test_the_intervals_count_what_the_measuring_costs(tmp_path: Path):
+    # The document's window cost is the kernel's own count over the measured seconds
+    # (their clock included) and the rest estimated; the intervals', each estimated,
+    # must add up to it: left out, the clock is a quarter of it under this write loop.
+    series = tmp_path / "series.jsonl"
+    doc, _ = sampled_window(
+        tmp_path, "--max-overhead", "90", "--budget-stats-every", "3",
+        "--series-out", str(series), "--interval-ms", "500", seconds=7)
+    o = doc["overhead"]
+    if o["stats"] == "already_on":
+        return
+    lines = [json.loads(x) for x in series.read_text().splitlines()]
+    assert all(iv["overhead"].get("estimated") for iv in lines[1:]), lines
+    counted = sum(iv["overhead"]["bpf_ns"] for iv in lines)
+    clock = o["stats_clock"]["bpf_ns"]
+    assert 0 < clock < o["bpf_ns"]
+    # the intervals agree with the window within a tenth of its cost, or within half
+    # the clock where that is less: either way closer than without the clock
+    slack = min(0.1 * o["bpf_ns"], 0.5 * clock)
+    assert abs(counted - o["bpf_ns"]) <= slack, (counted, o["bpf_ns"], clock)
