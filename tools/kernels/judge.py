@@ -102,6 +102,26 @@ def _last_line(path: Path, pattern: str = "") -> str:
     return lines[-1][:300] if lines else ""
 
 
+def guest_oops(out: Path) -> list[str]:
+    """The fatal lines of the guest's dmesg, or of its console (vng --verbose) when it
+    died before writing one."""
+    for log in ("dmesg", "console"):
+        if (out / log).exists():
+            found = OOPS.findall((out / log).read_text(errors="replace"))
+            if found:
+                return found
+    return []
+
+
+def stopped_midway(out: Path) -> str | None:
+    """Where a guest that stopped before its last step, with no Oops logged, stopped
+    (what run-matrix boots once more); None for any other guest."""
+    st = steps(out)
+    if "done" in st or guest_oops(out):
+        return None
+    return unfinished(out, st)
+
+
 def unfinished(out: Path, st: dict[str, tuple[int, float]]) -> str:
     """Where a guest that did not finish stopped: the step (and for pytest the test, which
     pytest -v names as it starts), the seconds its steps took, and the console's last
@@ -218,11 +238,7 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
     expect = EXPECTED.get(release)
     st = steps(out)
     checks: dict[str, dict] = {}
-    # the guest's dmesg, or its console (vng --verbose) when it died before writing one
-    oops = []
-    for log in ("dmesg", "console"):
-        if (out / log).exists():
-            oops = oops or OOPS.findall((out / log).read_text(errors="replace"))
+    oops = guest_oops(out)
     checks["guest_ran"] = {"ok": "done" in st and not oops,
                            "detail": "; ".join(oops[:3]) or
                            ("all steps ran" if "done" in st else unfinished(out, st))}

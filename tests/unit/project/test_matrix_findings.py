@@ -11,7 +11,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tools" / "kernels"))
 
 from expectations import EXPECTED  # noqa: E402
-from judge import TESTS, guest_findings, io_wq_hashed, judge  # noqa: E402
+from judge import TESTS, guest_findings, io_wq_hashed, judge, stopped_midway  # noqa: E402
 
 PASSED = {"ok": True, "detail": "passed"}
 
@@ -63,6 +63,7 @@ def test_a_guest_that_stopped_says_where(tmp_path):
     (tmp_path / "console").write_text("vng: booting\n[  12.5] loop: module loaded\n"
                                       "[ 901.25] EXT4-fs (loop1): mounted\nqemu: terminating\n")
     detail = judge(tmp_path, {})["checks"]["guest_ran"]["detail"]
+    assert stopped_midway(tmp_path) == detail   # booted once more, saying why
     assert "stopped in step pytest (at tests/kernel/b.py::test_two[x])" in detail
     assert "50 s of steps done" in detail
     assert detail.endswith("console's last kernel line: [ 901.25] EXT4-fs (loop1): mounted")
@@ -70,3 +71,13 @@ def test_a_guest_that_stopped_says_where(tmp_path):
     (tmp_path / "console").unlink()
     detail = judge(tmp_path, {})["checks"]["guest_ran"]["detail"]
     assert "stopped in step install, 2 s of steps done; no console" in detail
+
+
+def test_a_guest_with_an_oops_or_all_its_steps_is_not_booted_again(tmp_path):
+    (tmp_path / "steps").write_text("modprobe 0 2.5\n")
+    (tmp_path / "console").write_text("[ 3.0] BUG: kernel NULL pointer dereference\n")
+    assert stopped_midway(tmp_path) is None
+    assert "BUG: kernel NULL" in judge(tmp_path, {})["checks"]["guest_ran"]["detail"]
+    (tmp_path / "console").write_text("[ 3.0] loop: module loaded\n")
+    (tmp_path / "steps").write_text("modprobe 0 2.5\ndone\n")
+    assert stopped_midway(tmp_path) is None
