@@ -98,13 +98,18 @@ def test_help_gives_examples_and_how_label_cardinality_is_bounded():
 
 @pytest.mark.kernel
 def test_a_pid_target_that_exits_is_down_and_sigterm_writes_the_final_results(tmp_path):
-    target = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 40 ]; do "
-                               f"echo x >> {tmp_path}/f; i=$((i+1)); sleep 0.1; done"])
+    # the target writes until told to stop, once an interval was exported: a target
+    # that ends while the recorder still loads (a busy host) has nothing recorded
+    stop = tmp_path / "stop"
+    target = subprocess.Popen(["sh", "-c", f"while [ ! -e {stop} ]; do "
+                               f"echo x >> {tmp_path}/f; sleep 0.1; done"])
     port = free_port()
     out = tmp_path / "out"
     proc, err = start_continuous(["--pid", str(target.pid), "--out", str(out)], port)
     try:
         wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 1.0)
+        wait_metric(port, "lockscope_recorder_intervals_total", lambda m: m and m[0][1] >= 1)
+        stop.touch()
         target.wait(30)
         wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 0.0)
         # the recorder is gone, the exporter still serves, and keeps serving
