@@ -25,6 +25,7 @@ from ..analysis.waitclass import LOSS_CLASSES, UserClassifier, load_user_classif
 from .file_ranking import OTHER, FileRanking
 from .interval_digest import Digest, FileNames, LockBook, digest_interval
 from .pprof_writer import SampleKey
+from .stack_carry import StackMemories
 
 OVERFLOW_KEY: SampleKey = (("[lockscope: more stacks than --max-samples]",), (), ())
 IDLE_LOOKBACK_NS = 10_000_000_000
@@ -207,6 +208,7 @@ class ExportState:
         self._ranking = FileRanking(top_files)
         self._locks = LockBook()
         self._names = FileNames()
+        self._stack_samples = StackMemories()
         self._classifier = user_classifier or load_user_classifier()
         self._max_samples = max_samples
         self._recent: deque[Digest] = deque()
@@ -238,7 +240,8 @@ class ExportState:
         if isinstance(interval.get("state"), Mapping):
             self.set_context(**state_context(interval["state"]))
         idle = self._idle_tids(interval)
-        d = digest_interval(interval, self._locks, self._names, idle, self._classifier)
+        d = digest_interval(interval, self._locks, self._names, idle, self._classifier,
+                            self._stack_samples)
         wall = time.time_ns()
         mono_to_wall = wall - time.monotonic_ns()
         for unnamed, path in d.named.items():

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..analysis.iowq import CLASS as HASHED_CLASS
 from ..analysis.lockkinds import INODE_LOCK_KINDS
@@ -28,6 +28,7 @@ from ..analysis.observed import observed_ns
 from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
 from ..schema import OffcpuRecord
 from .pprof_writer import SampleKey
+from .stack_carry import StackMemories
 
 # the direct-I/O write classes exported per file (they overlap: see docs/fleet.md)
 WRITE_CLASSES = ("aligned", "unaligned", "extending", "hole", "unwritten", "mapped",
@@ -220,10 +221,12 @@ class Weighting:
 
 def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
                     idle_tids: Collection[int | None],
-                    user_classifier: UserClassifier | None) -> Digest:
+                    user_classifier: UserClassifier | None,
+                    memory: StackMemories | None = None) -> Digest:
     """The digest of one series object; ``names`` and ``locks`` learn the interval's
     paths and lock addresses first, ``idle_tids`` are threads that waited for work all
-    along (analysis.waitclass)."""
+    along (analysis.waitclass), ``memory`` the earlier intervals' stack samples
+    (export.stack_carry)."""
     span = iv.get("interval") or {}
     d = Digest(start_mono_ns=int(span.get("start_mono_ns", 0)),
                end_mono_ns=int(span.get("end_mono_ns", 0)),
@@ -231,8 +234,8 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
                observed_ns=int(observed_ns(iv)))
     d.named = names.learn(iv)
     weighting = Weighting.of(iv, d.observed_ns)
-    _locks(iv, locks, names, weighting, d)
-    _offcpu(iv, locks, names, idle_tids, user_classifier, weighting, d)
+    _locks(iv, locks, names, weighting, d, memory)
+    _offcpu(iv, locks, names, idle_tids, user_classifier, weighting, d, memory)
     _dio(iv, names, d)
     for e in iv.get("syscalls") or []:
         if e.get("name"):
@@ -248,9 +251,11 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
 
 
 def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, weighting: Weighting,
-           d: Digest) -> None:
+           d: Digest, memory: StackMemories | None) -> None:
+    infos: dict[str | None, LockInfo] = {}
+    waits: list[dict[str, Any]] = []
     for lk in iv.get("locks") or []:
-        info = book.learn(lk)
+        info = infos[lk.get("addr")] = book.learn(lk)
         file = info.file(names)
         for w in lk.get("waits") or []:
             long = bool(w.get("long"))
@@ -264,10 +269,21 @@ def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, weighting: W
                 hist[i] += weighting.apply(long, int(n), 0)[0]
             if file:
                 d.file_activity[file] = d.file_activity.get(file, 0.0) + ns
-            key = (tuple(w.get("kstack") or ()), tuple(w.get("ustack") or ()),
-                   _labels(wait_class=info.wait_class, lock=info.label, mode=mode,
-                           file=file, comm=w.get("comm"), sampling=weighting.label(long)))
-            _add_sample(d.mutex, key, count, ns)
+            waits.append({**w, "lock_addr": lk.get("addr")})
+    end = int((iv.get("interval") or {}).get("end_mono_ns", 0))
+    profiled: list[tuple[Mapping[str, Any], bool]] = (
+        memory.mutex.carry(waits, end, lambda w: True) if memory
+        else [(w, False) for w in waits])
+    for w, carried in profiled:
+        info = infos[w["lock_addr"]]
+        long = bool(w.get("long"))
+        count, ns = weighting.apply(long, int(w.get("count", 0)), int(w.get("total_ns", 0)))
+        key = (tuple(w.get("kstack") or ()), tuple(w.get("ustack") or ()),
+               _labels(wait_class=info.wait_class, lock=info.label,
+                       mode=lock_mode(w.get("flag_names")), file=info.file(names),
+                       comm=w.get("comm"), sampling=weighting.label(long),
+                       stack="carried" if carried else None))
+        _add_sample(d.mutex, key, count, ns)
 
 
 def _add_hashed(iv: Mapping[str, Any], classes: dict[str, float]) -> None:
@@ -282,34 +298,45 @@ def _add_hashed(iv: Mapping[str, Any], classes: dict[str, float]) -> None:
 
 def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
             idle_tids: Collection[int | None], user_classifier: UserClassifier | None,
-            weighting: Weighting, d: Digest) -> None:
+            weighting: Weighting, d: Digest, memory: StackMemories | None) -> None:
     """Thread time per class, as analysis.series.thread_classes counts it, and the
-    block profile's samples: every off-CPU record whose class is a loss."""
+    block profile's samples: every off-CPU record whose class is a loss, a short one
+    without a stack spread over its wait's earlier samples where ``memory`` has them."""
     classes = {**{c: 0.0 for c in CLASSES}, "oncpu": 0.0}
     recorded: dict[int | None, float] = {}
     kinds = book.kinds()
-    for rec in iv.get("offcpu") or []:
-        r: OffcpuRecord = rec
-        tid = r.get("tid")
-        long = bool(r.get("long"))
-        ns = int(r.get("total_ns", 0))
-        # thread time is of the observed part: a long record's time is all of it
-        observed_part = ns / weighting.scale if long else ns
+
+    def class_of(r: Mapping[str, Any]) -> str:
         if r.get("reason") == "runqueue":
-            cls = "runqueue"  # thread time counts it from threads[] below
-        else:
-            cls = classify(r, kinds, idle_tids, user_classifier).cls
+            return "runqueue"  # thread time counts it from threads[] below
+        return classify(cast(OffcpuRecord, r), kinds, idle_tids, user_classifier).cls
+
+    records: list[OffcpuRecord] = list(iv.get("offcpu") or [])
+    for r in records:
+        cls = class_of(r)
+        if cls != "runqueue":
+            # thread time is of the observed part: a long record's time is all of it
+            ns = int(r.get("total_ns", 0))
+            observed_part = ns / weighting.scale if r.get("long") else ns
             classes[cls] += observed_part
-            recorded[tid] = recorded.get(tid, 0.0) + observed_part
+            recorded[r.get("tid")] = recorded.get(r.get("tid"), 0.0) + observed_part
+    end = int((iv.get("interval") or {}).get("end_mono_ns", 0))
+    profiled: list[tuple[Mapping[str, Any], bool]] = (
+        memory.block.carry(records, end, lambda r: class_of(r) != "idle") if memory
+        else [(r, False) for r in records])
+    for p, carried in profiled:
+        cls = class_of(p)
         if cls == "idle":
             continue
-        count, ns = weighting.apply(long, int(r.get("count", 0)), ns)
-        info = book.get(r.get("lock_addr")) if r.get("reason") == "lock" else None
-        key = (profile_kstack(r.get("kstack")), tuple(r.get("ustack") or ()),
+        long = bool(p.get("long"))
+        count, ns = weighting.apply(long, int(p.get("count", 0)), int(p.get("total_ns", 0)))
+        info = book.get(p.get("lock_addr")) if p.get("reason") == "lock" else None
+        key = (profile_kstack(p.get("kstack")), tuple(p.get("ustack") or ()),
                _labels(wait_class=cls, lock=info.label if info else None,
                        file=info.file(names) if info else None,
-                       syscall=syscall_of(r.get("kstack") or [], r.get("syscall")),
-                       comm=r.get("comm"), sampling=weighting.label(long)))
+                       syscall=syscall_of(p.get("kstack") or [], p.get("syscall")),
+                       comm=p.get("comm"), sampling=weighting.label(long),
+                       stack="carried" if carried else None))
         _add_sample(d.block, key, count, ns)
     for t in iv.get("threads") or []:
         classes["runqueue"] += float(t.get("runqueue_ns", 0))

@@ -84,13 +84,21 @@ def _stack_metrics(s: ExportSnapshot) -> Iterator[Metric]:
                           "stack samples or with stacks shed by the budget), stack_lost "
                           "(long waits whose stack could not be taken)",
                           labels=["profile", "reason"])
+    carried = GaugeMetricFamily("lockscope_profile_delay_carried_stack_ratio", "Share of "
+                                "the block and mutex profiles' delay (since the exporter "
+                                "started) whose stack was carried from samples of the same "
+                                "wait in an earlier interval (stack=\"carried\")",
+                                labels=["profile"])
     for profile, samples in (("block", s.block_total), ("mutex", s.mutex_total)):
         cov = stack_coverage(samples)
         for reason in REASONS:
             share = cov.share(reason)
             if share is not None:  # no delay: nothing measured, no figure
                 g.add_metric([profile, reason], share)
+        if cov.carried_share is not None:
+            carried.add_metric([profile], cov.carried_share)
     yield g
+    yield carried
 
 
 def _lock_metrics(s: ExportSnapshot) -> Iterator[Metric]:
