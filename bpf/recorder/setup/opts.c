@@ -69,8 +69,8 @@ static const struct opt_def defs[] = {
 	  "every off-CPU wait (blocked, not runnable) and lock wait of a traced thread "
 	  "lasting N us or more is recorded with its kernel and user stack in every phase of "
 	  "--duty and whatever --max-overhead sheds; shorter ones are sampled",
-	  "0 (the default): none; waits are then sampled like the rest. lockscope attach "
-	  "passes 1000" },
+	  "0: none, waits are then sampled like the rest; lockscope attach --long-wait MS "
+	  "passes MS x 1000" },
 	{ "no-user-stacks", 0, NULL, OK_CLEAR, F(user_stacks), 0, 0, 0, false,
 	  "do not collect user stacks", NULL },
 	{ "raw-syscalls", 0, NULL, OK_SET, F(raw_syscalls), 0, 0, 0, false,
