@@ -90,6 +90,7 @@ enum rec_count {
 	COUNT_LONG_WAITS,       /* off-CPU waits >= long_wait_ns recorded with their stacks */
 	COUNT_LONG_LOCK_WAITS,  /* lock waits >= long_wait_ns */
 	COUNT_LONG_UNSEEN_NS,   /* the most the waits of DROP_LONG_SWITCH_IN_UNSEEN lasted */
+	COUNT_LONG_KSTACKS_REUSED, /* long waits' kernel stacks taken at the same place before */
 	NR_TALLIES,             /* drops and counts */
 };
 

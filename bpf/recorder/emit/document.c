@@ -276,6 +276,8 @@ static void write_drops_and_counts(struct rec_session *s, struct json_out *j)
 	long_wait_uint(j, "long_waits", long_waits, d[COUNT_LONG_WAITS]);
 	long_wait_uint(j, "long_lock_waits", long_waits, d[COUNT_LONG_LOCK_WAITS]);
 	long_wait_uint(j, "long_wait_switch_in_unseen_ns", long_waits, d[COUNT_LONG_UNSEEN_NS]);
+	long_wait_uint(j, "long_wait_kernel_stacks_reused", long_waits,
+		       d[COUNT_LONG_KSTACKS_REUSED]);
 	json_uint(j, "user_stacks_unwound", s->stacks.unwind.samples);
 	json_uint(j, "unwind_cpu_us", s->stacks.unwind.cpu_ns / 1000);
 	json_end_object(j);

@@ -80,8 +80,9 @@ static const struct opt_def defs[] = {
 	{ "stack-refresh-ms", 0, "N", OK_UINT, F(stack_refresh_ms), 100, 0, 60000, false,
 	  "off-CPU stacks are sampled once per N ms per thread, system call and reason (the "
 	  "rest weighted onto the samples), and a lock wait on the same code path (return "
-	  "addresses, lock, user IP, syscall) within N ms reuses its stacks, as does a lock "
-	  "holder's snapshot at the same place", "0: walk every time" },
+	  "addresses, lock, user IP, syscall) within N ms reuses its stacks, as do a lock "
+	  "holder's snapshot and a long wait's kernel stack at the same place",
+	  "0: walk every time" },
 	{ "holder-period-ms", 0, "N", OK_UINT, F(holder_period_ms), 2, 1, 1000, false,
 	  "every N ms, a snapshot of the holder of each lock traced threads wait on "
 	  "(probe group 'holders')", NULL },

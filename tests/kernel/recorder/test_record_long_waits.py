@@ -123,3 +123,57 @@ def test_under_a_tiny_budget_groups_go_before_stacks_and_long_waits_stay(tmp_pat
     assert said["sleeps"] == TINY_BUDGET_SLEEPS, said
     assert got + unseen == TINY_BUDGET_SLEEPS, (steps, got, unseen)
     assert all(r["kstack"] and r["ustack"] for r in longs), longs
+
+
+# One thread reads, in turn, from a pipe and from a unix socket: the same system call
+# from the same C wrapper, blocked at two kernel places. A second thread writes a byte
+# to each, a few ms after each read began.
+TWO_PLACES = r"""
+import json, os, socket, sys, threading, time
+n = int(sys.argv[1])
+pr, pw = os.pipe()
+sa, sb = socket.socketpair()
+turn = threading.Semaphore(0)
+def writer():
+    for i in range(2 * n):
+        turn.acquire()
+        time.sleep(0.003)
+        if i % 2 == 0:
+            os.write(pw, b"x")
+        else:
+            sb.send(b"x")
+threading.Thread(target=writer, daemon=True).start()
+sys.stdin.readline()
+for _ in range(n):
+    turn.release()
+    os.read(pr, 1)
+    turn.release()
+    os.read(sa.fileno(), 1)
+print(json.dumps({"reads": 2 * n, "tid": threading.get_native_id()}), flush=True)
+"""
+
+
+def test_long_waits_at_two_places_keep_their_own_kernel_stacks(tmp_path):
+    """A long wait's kernel stack is reused from the last one taken at the same place
+    (docs/long-waits.md): the pipe's waits keep pipe_read's stack and the socket's the
+    socket's, every one, while most stacks are not walked again."""
+    script = tmp_path / "two_places.py"
+    script.write_text(TWO_PLACES)
+    reads = 40
+    said, doc, _ = record_gated_program([sys.executable, str(script), str(reads)],
+                                        tmp_path / "rec.json", ("--long-wait-us", "1000"))
+    longs = [r for r in long_records(doc, said["tid"]) if r["syscall"] == 0]  # read(2)
+    by_place = {"pipe": 0, "socket": 0}
+    for r in longs:
+        frames = " ".join(r["kstack"] or [])
+        place = "pipe" if "pipe_read" in frames else "socket" if "unix_stream" in frames \
+            else None
+        assert place and not ("pipe_read" in frames and "unix_stream" in frames), r
+        by_place[place] += r["count"]
+    unseen = doc["drops"]["long_wait_switch_in_unseen"]
+    assert said["reads"] == 2 * reads
+    assert reads - unseen <= by_place["pipe"] <= reads, (by_place, unseen)
+    assert reads - unseen <= by_place["socket"] <= reads, (by_place, unseen)
+    assert by_place["pipe"] + by_place["socket"] + unseen >= 2 * reads
+    # the places came back within --stack-refresh-ms (100 ms): stacks were reused
+    assert doc["counts"]["long_wait_kernel_stacks_reused"] > 0, doc["counts"]
