@@ -438,9 +438,10 @@ class Workload(TypedDict, total=False):
     repeat: int
 
 
-class CostShed(TypedDict):
+class CostShed(TypedDict, total=False):
     what: str | None
     after_s: float
+    kind: str | None    # "restore": what was shed before came back (absent: shed)
 
 
 class RecorderCost(TypedDict):

@@ -299,6 +299,8 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 		       * second in N: the probes must be attached throughout */
 		      s->series || o->duty_pct < 100 ? 1 : o->stats_every,
 		      o->budget_stats_every);
+	s->ovh.restore_base_ns = (__u64)o->restore_after_ms * 1000000ULL;
+	s->ovh.restore_wait_ns = s->ovh.restore_base_ns;
 	s->ovh_ready = true;
 	session_tick(s);
 	return 0;

@@ -32,6 +32,7 @@ from .iowq import hashed_cause, hashed_summary, hashed_wait_class
 from .kernel_release import KernelVersion, parse_release, release_of
 from .lock_mode import add_modes, entry_modes
 from .observed import observed_ns, observed_share, record_observed_ns, sampling_note
+from .recorder_cost import cost_shed
 from .rules import FileFacts, judge, kernel_rules
 from .runs import INODE_LOCK_KINDS
 from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
@@ -256,8 +257,7 @@ def _overhead(trace: Trace) -> RecorderCost | None:
     return {"bpf_cpu_share": o.get("cpu_share"),
             "user_cpu_share": (o.get("user") or {}).get("cpu_share"),
             "max_overhead_pct": o.get("max_overhead_pct"),
-            "shed": [{"what": x.get("what"), "after_s": (x.get("after_ns") or 0) / 1e9}
-                     for x in o.get("shed") or []],
+            "shed": [cost_shed(x) for x in o.get("shed") or [] if isinstance(x, dict)],
             "detached": bool(o.get("detached"))}
 
 

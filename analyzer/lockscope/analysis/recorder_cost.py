@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..schema import Run, RunRecorderCost
+from ..schema import CostShed, Run, RunRecorderCost
 
 _SHED_WORDS = {"user_stacks": "user stacks", "stacks": "all stacks"}
 # the last resort's step: every probe detached for a while, then attached again
 PAUSE = "all"
+# a step that brought back what was shed (--restore-after-ms)
+RESTORE = "restore"
 
 
 def _shed_words(what: str) -> str:
@@ -21,11 +23,23 @@ def _shed_words(what: str) -> str:
     return _SHED_WORDS.get(what, f"the {what} probes")
 
 
+def cost_shed(step: Mapping[str, Any], digits: int | None = None) -> CostShed:
+    """One of the recorder's overhead.shed steps as results.json keeps it; a step that
+    brought back what was shed (kind "restore") says so."""
+    after = (step.get("after_ns") or 0) / 1e9
+    out: CostShed = {"what": step.get("what"),
+                     "after_s": round(after, digits) if digits is not None else after}
+    if step.get("kind") == RESTORE:
+        out["kind"] = RESTORE
+    return out
+
+
 def shed_phrase(shed: Sequence[Mapping[str, Any]]) -> str:
     """The steps in words, pauses folded into one part: "user stacks after 1.0 s, the
-    syscalls probes after 3.0 s, every probe paused 3 times from 9.3 s"; "" for none."""
-    parts = [f"{_shed_words(str(s['what']))} after {s['after_s']:.1f} s"
-             for s in shed if s.get("what") != PAUSE]
+    syscalls probes after 3.0 s, every probe paused 3 times from 9.3 s, the syscalls
+    probes back after 40.0 s"; "" for none."""
+    parts = [f"{_shed_words(str(s['what']))}{' back' if s.get('kind') == RESTORE else ''} "
+             f"after {s['after_s']:.1f} s" for s in shed if s.get("what") != PAUSE]
     pauses = [s for s in shed if s.get("what") == PAUSE]
     if pauses:
         times = "once" if len(pauses) == 1 else f"{len(pauses)} times"
@@ -50,8 +64,7 @@ def recorder_cost(trace: Any) -> RunRecorderCost | None:
                                and isinstance(window, int) and window > 0 else None),
             "user_cpu_share": user.get("cpu_share"),
             "max_overhead_pct": o.get("max_overhead_pct"),
-            "shed": [{"what": s.get("what"), "after_s": round((s.get("after_ns") or 0) / 1e9, 1)}
-                     for s in shed],
+            "shed": [cost_shed(s, 1) for s in shed],
             "detached": bool(o.get("detached"))}
 
 

@@ -22,7 +22,8 @@ def _mark_shedding(ax, a: dict) -> None:
     has less detail, and the reader should see why."""
     for x in ((a.get("overhead") or {}).get("shed") or []):
         ax.axvline(x["after_s"], color="#555555", lw=0.8, ls="--")
-        ax.annotate(f"shed {x['what']}", (x["after_s"], 1.0), xycoords=("data", "axes fraction"),
+        label = f"{x['what']} back" if x.get("kind") == "restore" else f"shed {x['what']}"
+        ax.annotate(label, (x["after_s"], 1.0), xycoords=("data", "axes fraction"),
                     rotation=90, va="top", ha="right", fontsize=7, color="#555555")
 
 

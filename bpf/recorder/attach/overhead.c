@@ -231,8 +231,11 @@ static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now,
 	return true;
 }
 
+static bool group_restorable(int g);
+
 /* Well under budget after the load eased: raise the duty back towards
- * --duty, unless stacks or groups were shed (they stay off). */
+ * --duty, once the stacks and groups shed came back (restore_step; a
+ * group that cannot come back does not hold the duty down). */
 static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
 {
 	double want = share > 0 ? duty->pct * DUTY_AIM * v->max_share / share : 100;
@@ -242,7 +245,7 @@ static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now,
 	if (v->stacks_shed || pct <= duty->pct)
 		return;
 	for (i = 0; i < NR_GROUPS; i++)
-		if (v->group_shed[i])
+		if (v->group_shed[i] && group_restorable(i))
 			return;
 	note_duty(v, duty, now, share, pct);
 }
@@ -418,22 +421,94 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 
 /* The next stack step: user stacks, then all stack walks; false when both
  * are shed already. */
+/* A stack or group step was shed: the next return waits restore_wait_ns,
+ * doubled when a return came since the last step (it did not hold). */
+#define RESTORE_WAIT_MAX_NS 3600000000000ULL
+
+static void shed_taken(struct rec_overhead *v, __u64 now)
+{
+	if (v->restored && v->restore_wait_ns < RESTORE_WAIT_MAX_NS / 2)
+		v->restore_wait_ns *= 2;
+	v->restored = false;
+	v->restore_after = now + v->restore_wait_ns;
+}
+
+static void set_shed_stacks(struct rec_overhead *v, struct record_bpf *skel, __u32 level)
+{
+	v->stacks_shed = level;
+	__atomic_store_n(&skel->bss->shed_stacks, level, __ATOMIC_SEQ_CST);
+}
+
 static bool shed_stacks_step(struct rec_overhead *v, struct record_bpf *skel, __u64 now,
 			     double share)
 {
 	if (v->stacks_shed < REC_SHED_USTACKS && skel->rodata->user_stacks) {
-		v->stacks_shed = REC_SHED_USTACKS;
-		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		set_shed_stacks(v, skel, REC_SHED_USTACKS);
+		v->ustacks_shed_at = now;
 		add_shed(v, now, "stacks", "user_stacks", share);
+		shed_taken(v, now);
 		return true;
 	}
 	if (v->stacks_shed < REC_SHED_STACKS) {
-		v->stacks_shed = REC_SHED_STACKS;
-		__atomic_store_n(&skel->bss->shed_stacks, v->stacks_shed, __ATOMIC_SEQ_CST);
+		set_shed_stacks(v, skel, REC_SHED_STACKS);
+		v->stacks_shed_at = now;
 		add_shed(v, now, "stacks", "stacks", share);
+		shed_taken(v, now);
 		return true;
 	}
 	return false;
+}
+
+/* A group whose links can be made again: a timer group's are detached for
+ * good (probe_detach_group), and the releasers need the holders' slots. */
+static bool group_restorable(int g)
+{
+	return g != GROUP_HOLDERS && g != GROUP_RELEASERS;
+}
+
+/* Well under budget: the last shed step comes back, once restore_after has
+ * come (true while a step is shed: the duty is raised only with none). The
+ * group's links are made at once in an "on" phase, else at the next. */
+static bool restore_step(struct rec_overhead *v, struct record_bpf *skel,
+			 struct rec_probe *probe, struct rec_duty *duty, __u64 now, double share)
+{
+	__u64 last = 0;
+	int i, g = -1;
+	bool stacks = false;
+
+	for (i = 0; i < NR_GROUPS; i++) {
+		if (v->group_shed[i] && group_restorable(i) && v->group_shed_at[i] >= last) {
+			last = v->group_shed_at[i];
+			g = i;
+		}
+	}
+	if (v->stacks_shed && (v->stacks_shed == REC_SHED_STACKS ? v->stacks_shed_at :
+			       v->ustacks_shed_at) >= last) {
+		stacks = true;
+		g = -1;
+	}
+	if (!stacks && g < 0)
+		return false;
+	if (!v->restore_base_ns || now < v->restore_after)
+		return true;
+	if (stacks) {
+		/* all stacks back, user stacks still off where they were shed */
+		if (v->stacks_shed == REC_SHED_STACKS && v->ustacks_shed_at) {
+			set_shed_stacks(v, skel, REC_SHED_USTACKS);
+			add_shed(v, now, "restore", "stacks", share);
+		} else {
+			set_shed_stacks(v, skel, 0);
+			add_shed(v, now, "restore", "user_stacks", share);
+		}
+	} else {
+		v->group_shed[g] = false;
+		if (duty->on && !duty->paused_until)
+			duty->failed += probe_resume(probe, v->group_shed);
+		add_shed(v, now, "restore", probe_groups[g].name, share);
+	}
+	v->restored = true;
+	v->restore_after = now + v->restore_wait_ns;
+	return true;
 }
 
 static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
@@ -449,7 +524,8 @@ static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_pr
 	    (v->run_since > v->start_mono && now < v->run_since + PAUSE_SETTLE_NS))
 		return;
 	if (share <= v->max_share) {
-		if (on && share < DUTY_RAISE_BELOW * v->max_share)
+		if (on && share < DUTY_RAISE_BELOW * v->max_share &&
+		    !restore_step(v, skel, probe, duty, now, share))
 			raise_duty(v, duty, now, share);
 		return;
 	}
@@ -471,7 +547,9 @@ static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_pr
 	if (best >= 0) {
 		probe_detach_group(probe, best);
 		v->group_shed[best] = true;
+		v->group_shed_at[best] = now;
 		add_shed(v, now, "group", probe_groups[best].name, share);
+		shed_taken(v, now);
 		return;
 	}
 	if (shed_stacks_step(v, skel, now, share))

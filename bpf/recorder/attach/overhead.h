@@ -29,7 +29,7 @@ struct rec_prog_stat {
 
 struct rec_shed {
 	__u64 t_ns;             /* CLOCK_MONOTONIC */
-	const char *kind;       /* "duty", "stacks", "group", "pause" */
+	const char *kind;       /* "duty", "stacks", "group", "pause", "restore" */
 	char what[32];          /* "duty 35%", "user_stacks", "stacks", a group name, "all" */
 	double share_before;    /* BPF CPU share over the last second */
 	__u64 pause_ns;         /* "pause": how long */
@@ -57,6 +57,13 @@ struct rec_overhead {
 	struct rusage ru_start, ru_end, ru_mark;
 	bool group_shed[NR_GROUPS];
 	__u32 stacks_shed;      /* REC_SHED_* */
+	/* --restore-after-ms: when each shed step was taken (CLOCK_MONOTONIC;
+	 * the last comes back first), the wait before the next return (doubled
+	 * by a step shed again after a return) and when it may come */
+	__u64 group_shed_at[NR_GROUPS];
+	__u64 ustacks_shed_at, stacks_shed_at;
+	__u64 restore_base_ns, restore_wait_ns, restore_after;
+	bool restored;          /* something came back since the last step shed */
 	bool detached;          /* the window ended in a pause (set when it closes) */
 	__u64 run_since;        /* CLOCK_MONOTONIC: the window's start or the last pause */
 	__u64 max_pause_ns;     /* --max-pause-ms */

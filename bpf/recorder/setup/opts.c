@@ -129,6 +129,11 @@ static const struct opt_def defs[] = {
 	  "checking; the window stays open", "0: never adjust" },
 	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,
 	  "the longest pause of --max-overhead's last resort", NULL },
+	{ "restore-after-ms", 0, "N", OK_UINT, F(restore_after_ms), 30000, 0, 3600000, false,
+	  "with a budget (--max-overhead), what it shed (stacks, probe groups) comes back, the "
+	  "last shed first, after N ms once a judged second is under half the budget, and the "
+	  "duty rises again after; each time a step is shed again after a return, its wait "
+	  "doubles (at most an hour)", "0: what is shed stays shed" },
 	{ "budget-stats-every", 0, "N", OK_UINT, F(budget_stats_every), 1, 1, 60, false,
 	  "with a budget (--max-overhead), keep the BPF run-time statistics on for one second "
 	  "in every N only and judge the budget on those seconds, their own clock taken out "

@@ -40,6 +40,7 @@ struct rec_opts {
 	const char *lock_source;    /* --lock-source: auto (NULL), tracepoint or slowpath */
 	double max_overhead_pct;    /* BPF CPU budget, % of all CPUs; 0 = never shed */
 	unsigned int max_pause_ms;  /* the longest over-budget pause */
+	unsigned int restore_after_ms; /* when shed steps come back (0: never) */
 	unsigned int stats_every;   /* statistics on one second in N without a budget */
 	unsigned int budget_stats_every; /* with a budget: judged on one second in N */
 	unsigned int duty_pct;      /* programs attached this % of each duty period */

@@ -76,6 +76,19 @@ def test_shed_notes_say_what_and_when():
     assert notes[0].count("paused") == 2
 
 
+def test_what_came_back_is_said_back():
+    tr = trace(0.01, 0.001, [("user_stacks", 1), ("syscalls", 2), ("syscalls", 40),
+                             ("user_stacks", 70)])
+    for step in tr["overhead"]["shed"][2:]:
+        step["kind"] = "restore"
+    cost = recorder_cost(tr)
+    assert cost and cost["shed"][2] == {"what": "syscalls", "after_s": 40.0, "kind": "restore"}
+    assert "kind" not in cost["shed"][0]
+    notes = shed_notes([run("ext4", 4, tr)])
+    assert "the syscalls probes after 2.0 s, the syscalls probes back after 40.0 s, " \
+           "user stacks back after 70.0 s" in notes[0], notes
+
+
 def test_report_shows_the_cost_and_what_was_shed():
     from lockscope.report.model import build_model
 
