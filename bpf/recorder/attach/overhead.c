@@ -76,6 +76,12 @@ static __u64 ru_ns(const struct rusage *r)
 	return tv_ns(&r->ru_utime) + tv_ns(&r->ru_stime);
 }
 
+/* What the statistics' clock added to runs program runs (0 when unknown). */
+static double clock_of(const struct rec_overhead *v, __u64 runs)
+{
+	return v->clock_ns > 0 ? v->clock_ns * (double)runs : 0;
+}
+
 static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 {
 	return window && v->online_cpus > 0 ? (double)ns / ((double)window * v->online_cpus) : 0;
@@ -360,7 +366,7 @@ static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct
 
 	if (measured) {
 		total = tick_cost(v, group_ns, &runs);
-		clock = v->clock_ns > 0 ? v->clock_ns * (double)runs : 0;
+		clock = clock_of(v, runs);
 		if (clock > (double)total)
 			clock = (double)total;
 		bare = total - (__u64)clock;
@@ -587,7 +593,7 @@ static void json_share(struct rec_overhead *v, struct json_out *j, const char *k
 static void json_stats_clock(struct rec_overhead *v, struct json_out *j, __u64 runs, __u64 ns,
 			     __u64 window)
 {
-	double clock = v->clock_ns * (double)runs;
+	double clock = clock_of(v, runs);
 
 	json_key(j, "stats_clock");
 	json_begin_object(j);
@@ -611,7 +617,7 @@ static void json_stats_clock(struct rec_overhead *v, struct json_out *j, __u64 r
  * (an estimate that errs high). */
 static __u64 with_unmeasured(const struct rec_overhead *v, __u64 cnt, __u64 ns, __u64 window)
 {
-	double bare = (double)ns - (v->clock_ns > 0 ? v->clock_ns * (double)cnt : 0);
+	double bare = (double)ns - clock_of(v, cnt);
 
 	if (!v->measured_ns || window <= v->measured_ns || bare <= 0)
 		return ns;
@@ -771,8 +777,7 @@ void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 no
 	 * and the clock the runs counted here paid (made while they were on) */
 	if (v->judge_sampled && v->est_ns_per_s >= 0) {
 		json_uint(j, "measured_bpf_ns", total);
-		total = (__u64)(v->est_ns_per_s * (double)window / 1e9 +
-				(v->clock_ns > 0 ? v->clock_ns * (double)runs : 0));
+		total = (__u64)(v->est_ns_per_s * (double)window / 1e9 + clock_of(v, runs));
 		json_bool(j, "estimated", true);
 	}
 	json_uint(j, "bpf_ns", total);
