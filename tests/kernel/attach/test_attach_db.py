@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.analysis.waitclass import LOSS_CLASSES
+from lockscope.run.dbserver.postgres import psql
 
 import dbservers
 from conftest import LOCKSCOPE, require_kernel, require_tool
@@ -135,12 +136,18 @@ def test_commit_rate_agrees_with_sysbench(mariadb_run):
 
 
 def test_commit_rate_agrees_with_pgbench(postgres_run):
-    _, doc, bench, load, _ = postgres_run
+    server, doc, bench, load, _ = postgres_run
     import re
 
     total = int(re.search(r"number of transactions actually processed: (\d+)", load).group(1))
     db = doc["analysis"]["attach"]["db"]
-    assert db["commits"] == pytest.approx(total, rel=0.10), (db, bench)
+    # The server also counts lockscope's own queries before its first sample (the
+    # database list, the version, one per database it reads relation names from),
+    # reported up to a second late (a backend's counts are flushed at most once a
+    # second from PostgreSQL 15): they may land in the window. A few against thousands
+    # of pgbench's transactions here; not on a slow guest's ninety.
+    own = 2 + int(psql(server, "SELECT count(*) FROM pg_database WHERE datallowconn"))
+    assert total * 0.9 <= db["commits"] <= total * 1.1 + own, (db, bench, own)
     # pg_stat_activity wait events were sampled each second
     samples = doc["db"]["samples"]
     assert len(samples) >= WINDOW_S - 1 and all("waits" in s for s in samples)
