@@ -295,12 +295,11 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 		return err;
 	s->stacks_ready = true;
 	overhead_init(&s->ovh, s->probe.skel, o->max_overhead_pct, o->max_pause_ms,
+		      o->restore_after_ms,
 		      /* sampled statistics estimate the rest of the window from a
 		       * second in N: the probes must be attached throughout */
 		      s->series || o->duty_pct < 100 ? 1 : o->stats_every,
 		      o->budget_stats_every);
-	s->ovh.restore_base_ns = (__u64)o->restore_after_ms * 1000000ULL;
-	s->ovh.restore_wait_ns = s->ovh.restore_base_ns;
 	s->ovh_ready = true;
 	session_tick(s);
 	return 0;

@@ -88,8 +88,8 @@ static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 }
 
 void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms, unsigned int stats_every,
-		   unsigned int budget_stats_every)
+		   unsigned int max_pause_ms, unsigned int restore_after_ms,
+		   unsigned int stats_every, unsigned int budget_stats_every)
 {
 	struct bpf_program *prog;
 	bool was_on = sysctl_on();
@@ -97,6 +97,7 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 	memset(v, 0, sizeof(*v));
 	v->max_share = max_overhead_pct / 100.0;
 	v->max_pause_ns = (__u64)max_pause_ms * 1000000ULL;
+	v->restore_base_ns = v->restore_wait_ns = (__u64)restore_after_ms * 1000000ULL;
 	v->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (v->stats_fd < 0) {
@@ -425,8 +426,6 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 	judge(v, skel, probe, duty, now, share, on, group_ns);
 }
 
-/* The next stack step: user stacks, then all stack walks; false when both
- * are shed already. */
 /* A stack or group step was shed: the next return waits restore_wait_ns,
  * doubled when a return came since the last step (it did not hold). */
 #define RESTORE_WAIT_MAX_NS 3600000000000ULL
@@ -445,6 +444,8 @@ static void set_shed_stacks(struct rec_overhead *v, struct record_bpf *skel, __u
 	__atomic_store_n(&skel->bss->shed_stacks, level, __ATOMIC_SEQ_CST);
 }
 
+/* The next stack step: user stacks, then all stack walks; false when both
+ * are shed already. */
 static bool shed_stacks_step(struct rec_overhead *v, struct record_bpf *skel, __u64 now,
 			     double share)
 {

@@ -90,10 +90,11 @@ struct rec_overhead {
 struct record_bpf;
 
 /* After load and attach: turn the statistics on and list the programs;
- * stats_every > 1 without a budget: on for one tick in stats_every only. */
+ * stats_every > 1 without a budget: on for one tick in stats_every only;
+ * restore_after_ms 0: what the budget sheds stays shed. */
 void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms, unsigned int stats_every,
-		   unsigned int budget_stats_every);
+		   unsigned int max_pause_ms, unsigned int restore_after_ms,
+		   unsigned int stats_every, unsigned int budget_stats_every);
 void overhead_start(struct rec_overhead *v, __u64 now);
 void overhead_stop(struct rec_overhead *v, __u64 now);
 void overhead_free(struct rec_overhead *v);
