@@ -270,9 +270,8 @@ def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, weighting: W
             if file:
                 d.file_activity[file] = d.file_activity.get(file, 0.0) + ns
             waits.append({**w, "lock_addr": lk.get("addr")})
-    end = int((iv.get("interval") or {}).get("end_mono_ns", 0))
     profiled: list[tuple[Mapping[str, Any], bool]] = (
-        memory.mutex.carry(waits, end, lambda w: True) if memory
+        memory.mutex.carry(waits, d.end_mono_ns, lambda w: True) if memory
         else [(w, False) for w in waits])
     for w, carried in profiled:
         info = infos[w["lock_addr"]]
@@ -306,10 +305,13 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
     recorded: dict[int | None, float] = {}
     kinds = book.kinds()
 
+    known: dict[int, str] = {}   # by id(): each record classed once
+
     def class_of(r: Mapping[str, Any]) -> str:
-        if r.get("reason") == "runqueue":
-            return "runqueue"  # thread time counts it from threads[] below
-        return classify(cast(OffcpuRecord, r), kinds, idle_tids, user_classifier).cls
+        if id(r) not in known:
+            known[id(r)] = "runqueue" if r.get("reason") == "runqueue" else \
+                classify(cast(OffcpuRecord, r), kinds, idle_tids, user_classifier).cls
+        return known[id(r)]
 
     records: list[OffcpuRecord] = list(iv.get("offcpu") or [])
     for r in records:
@@ -320,9 +322,8 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
             observed_part = ns / weighting.scale if r.get("long") else ns
             classes[cls] += observed_part
             recorded[r.get("tid")] = recorded.get(r.get("tid"), 0.0) + observed_part
-    end = int((iv.get("interval") or {}).get("end_mono_ns", 0))
     profiled: list[tuple[Mapping[str, Any], bool]] = (
-        memory.block.carry(records, end, lambda r: class_of(r) != "idle") if memory
+        memory.block.carry(records, d.end_mono_ns, lambda r: class_of(r) != "idle") if memory
         else [(r, False) for r in records])
     for p, carried in profiled:
         cls = class_of(p)
