@@ -40,25 +40,22 @@ def target(busy_s: float) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", WRITE_THEN_SLEEP, str(busy_s)])
 
 
-def share(doc: dict) -> float:
-    return float(doc["overhead"]["cpu_share"])
+def full_time_share(busy_s: float, out: Path) -> float:
+    """The recorder's BPF share of the CPUs over 2 s, every probe on, on a target busy
+    for busy_s seconds from its start."""
+    t = target(busy_s)
+    try:
+        return float(record(t.pid, out, "--duration", "2")["overhead"]["cpu_share"])
+    finally:
+        t.kill()
+        t.wait()
 
 
 @pytest.mark.alone  # the quiet phase's cost is the host's: other tests' events add to it
 def test_what_the_budget_shed_comes_back_when_the_load_eases(tmp_path):
     # what the recorder costs, every probe on, while the target writes and while it sleeps
-    t = target(60)
-    try:
-        busy = share(record(t.pid, tmp_path / "busy.json", "--duration", "2"))
-    finally:
-        t.kill()
-        t.wait()
-    t = target(0)
-    try:
-        quiet = share(record(t.pid, tmp_path / "quiet.json", "--duration", "2"))
-    finally:
-        t.kill()
-        t.wait()
+    busy = full_time_share(60, tmp_path / "busy.json")
+    quiet = full_time_share(0, tmp_path / "quiet.json")
     # over budget at the duty's floor while busy, so that more than the duty is shed;
     # a step comes back under half the budget, judged at that floor while quiet: with a
     # margin of 2, under a quarter
