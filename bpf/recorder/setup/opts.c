@@ -205,6 +205,8 @@ static void usage(FILE *f)
 		"  lockscope-record -c mariadbd -d 30 --max-overhead 1   # within 1%% of the CPUs\n"
 		"  lockscope-record -c mariadbd -d 3600 --max-overhead 1 --max-pause-ms 10000"
 		"   # over 1%% with only the core probes: pauses of at most 10 s\n"
+		"  lockscope-record -c mariadbd -d 3600 --max-overhead 1 --restore-after-ms 120000"
+		"   # what a burst shed comes back 2 min on\n"
 		"  lockscope-record --cgroup /sys/fs/cgroup/app.slice --interval-ms 1000 -d 60\n"
 		"                                            # per-second deltas in \"series\"\n"
 		"  lockscope-record -p 1234 -d 60 --max-overhead 0 --stats-every 1"
