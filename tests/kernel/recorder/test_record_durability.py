@@ -20,17 +20,22 @@ pytestmark = pytest.mark.kernel
 PROGRAM = Path(__file__).resolve().parents[2] / "support" / "durability_calls.py"
 
 
-def run_program(directory: Path, out: Path) -> tuple[dict, dict]:
+def run_program(directory: Path, out: Path, recorder_args: tuple[str, ...]) -> tuple[dict, dict]:
     """The program under the recorder (--pid): its counts and the recording."""
     said, doc, _ = record_gated_program([sys.executable, str(PROGRAM), str(directory)], out,
-                                        ready=True)
+                                        recorder_args, ready=True)
     return said, doc
 
 
-def test_sync_file_range_fsync_and_dsync_writes_are_counted_apart(filesystems, tmp_path):
+# With --long-wait-us 1 every blocked wait is a long one, whose key (its system call
+# and O_DSYNC mark) is read at its switch-in, from the task switching in.
+@pytest.mark.parametrize("long_waits", [False, True], ids=["sampled", "long"])
+def test_sync_file_range_fsync_and_dsync_writes_are_counted_apart(filesystems, tmp_path,
+                                                                  long_waits):
     work = filesystems["ext4"].path / "durability"
     work.mkdir(exist_ok=True)
-    said, doc = run_program(work, tmp_path / "r.json")
+    said, doc = run_program(work, tmp_path / "r.json",
+                            ("--long-wait-us", "1") if long_waits else ())
     n, paths = said["counts"], said["paths"]
 
     plain = dio_entry(doc, Path(paths["plain"]))
@@ -60,10 +65,15 @@ def test_sync_file_range_fsync_and_dsync_writes_are_counted_apart(filesystems, t
     # Off-CPU: each blocked record of a self-syncing write is marked dsync and classed
     # durability; those of sync_file_range (it waited for writeback) are writeback.
     blocked = [r for r in doc["offcpu"] if r["pid"] == doc["threads"][0]["pid"]
-               and r["reason"] == "blocked"]
+               and r["reason"] == "blocked" and bool(r.get("long")) == long_waits]
     marked = [r for r in blocked if r.get("dsync")]
     assert marked, [(r["syscall"], r["kstack"][:4]) for r in blocked]
     assert {classify(r).cls for r in marked} == {"durability"}
+    if long_waits:
+        # the only direct writes are O_DSYNC ones: each long wait for their I/O,
+        # its stack the one it slept on, is marked
+        direct = [r for r in blocked if any("iomap_dio_rw" in f for f in r["kstack"] or [])]
+        assert direct and all(r.get("dsync") for r in direct), direct
     ranged = [r for r in blocked if syscall_of(r["kstack"], r["syscall"]) == "sync_file_range"]
     assert ranged, [(r["syscall"], r["kstack"][:4]) for r in blocked]
     assert {classify(r).cls for r in ranged} == {"writeback"}
