@@ -137,7 +137,9 @@ def _watch_both(bpftrace: str, script: Path, path: Path, work: Path) -> tuple[di
             doc = finish()
         time.sleep(0.2)  # the last contention_end reached both
         tracer.send_signal(signal.SIGINT)
-        out, err = tracer.communicate(timeout=60)
+        # bpftrace detaches its probes one by one, each after a grace period,
+        # which a host busy with other tests can stretch far
+        out, err = tracer.communicate(timeout=300)
     finally:
         _close(engine)
         if tracer is not None and tracer.poll() is None:
