@@ -12,7 +12,10 @@ latest earlier interval that had them, if it ended at most ``HORIZON_NS`` before
 lock wait has its own stacks unless the budget shed them; one without takes, the same
 way, the earlier samples of its (process, lock, flags). The profiles label what was
 spread so ``stack="carried"`` and say its share (export.stack_coverage); long waits
-never take another wait's stack."""
+never take another wait's stack. Samples the profile leaves out as idle stand for
+waits too, as they do in the recorder's own spread: the share of a stackless wait
+spread over them is idle (a thread waiting for completions in io_uring_enter whose
+samples show io_cqring_wait), and leaves the profile."""
 
 from __future__ import annotations
 
@@ -65,8 +68,8 @@ class SampleMemory:
         """An interval's records (it ended at end_mono_ns), each short one without a
         stack replaced by its shares of the remembered samples of its wait where there
         are some, as (record, carried); then remembers this interval's samples. Only
-        records ``usable`` accepts (the profile's: not idle) are carried or stand for
-        others: carrying moves delay within the profile, never into it."""
+        records ``usable`` accepts (the profile's: not idle) are carried: carrying
+        never brings delay into the profile; spread over idle samples, it leaves."""
         records = list(records)
         out: list[tuple[Record, bool]] = []
         for r in records:
@@ -82,14 +85,13 @@ class SampleMemory:
             out += [({**s, "count": c, "total_ns": ns, "sampled_count": 0, "sampled_ns": 0,
                       "hist_log2_ns": []}, True)
                     for s, c, ns in zip(samples, counts, times) if c or ns]
-        self._remember(records, end_mono_ns, usable)
+        self._remember(records, end_mono_ns)
         return out
 
-    def _remember(self, records: list[Record], end_mono_ns: int,
-                  usable: Callable[[Record], bool]) -> None:
+    def _remember(self, records: list[Record], end_mono_ns: int) -> None:
         fresh: dict[WaitKey, list[Record]] = {}
         for r in records:
-            if has_stack(r) and not r.get("long") and usable(r):
+            if has_stack(r) and not r.get("long"):
                 fresh.setdefault(wait_key(r), []).append(r)
         for k, rs in fresh.items():
             self._by_key.pop(k, None)   # re-inserted last: the dict's order is by age

@@ -1,8 +1,9 @@
 """A short wait an interval recorded without a stack takes its thread's samples of the
 same wait from the latest earlier interval that had them (export.stack_carry): spread
 the recorder's way, labelled stack="carried", its share said in the profile's comment
-and a metric; never across threads, calls or a long gap, never for a long wait, never
-over an idle sample; thread time stays what was measured."""
+and a metric; never across threads, calls or a long gap, never for a long wait; the
+share spread over idle samples leaves the profile; thread time stays what was
+measured."""
 
 from __future__ import annotations
 
@@ -96,17 +97,30 @@ def test_other_threads_calls_long_waits_and_stale_samples_keep_no_stack():
         assert sum(n for k, (_c, n) in got.items() if not k[0]) == SEC // 2
 
 
-def test_idle_samples_do_not_stand_for_waits():
+CLIENT = ("sk_wait_data+0x1", "tcp_recvmsg+0x2")
+
+
+def test_a_stackless_wait_spread_over_idle_samples_leaves_the_profile():
     state = ExportState()
-    # a read that waited for a client (idle by its frames), then a stackless read:
-    # unclassified, in the profile without a stack, not carried to the idle sample
-    state.add_interval(interval(SEC, [rec(SEC, 5, frames=("sk_wait_data+0x1",
-                                                          "tcp_recvmsg+0x2"),
-                                          syscall=READ, sampled_ns=SEC)]))
+    # reads that waited for a client (idle by their frames) and for the device, then a
+    # stackless read (unclassified by its call alone): spread 3:1 as the recorder
+    # would, the idle share leaves the profile
+    state.add_interval(interval(SEC, [rec(SEC, 5, frames=CLIENT, syscall=READ,
+                                          sampled_ns=3 * SEC // 4),
+                                      rec(SEC // 4, 1, frames=DEVICE, syscall=READ,
+                                          sampled_ns=SEC // 4)]))
+    state.add_interval(interval(2 * SEC, [rec(SEC // 2, 8, syscall=READ)]))
+    assert blocks(state) == {(DEVICE, None): (1, SEC // 4), (DEVICE, "carried"): (2, SEC // 8)}
+    # thread time stays as recorded, the stackless read in it whole
+    assert sum(state.snapshot().thread_ns.values()) == SEC + SEC // 4 + SEC // 2
+    # only idle samples: the whole of it is idle
+    state = ExportState()
+    state.add_interval(interval(SEC, [rec(SEC, 5, frames=CLIENT, syscall=READ,
+                                          sampled_ns=SEC)]))
     state.add_interval(interval(2 * SEC, [rec(SEC // 4, 3, syscall=READ)]))
-    assert blocks(state) == {((), None): (3, SEC // 4)}
-    # nor does an idle stackless wait (a poll) take a sample that is not idle: the
-    # profile leaves it out, carried or not
+    assert blocks(state) == {}
+    # an idle stackless wait (a poll) takes no sample that is not idle: the profile
+    # leaves it out, carried or not
     state = ExportState()
     state.add_interval(interval(SEC, [rec(SEC, 5, frames=DEVICE, syscall=POLL,
                                           sampled_ns=SEC)]))
