@@ -167,8 +167,10 @@ def test_budget_lowers_the_duty_under_load_and_raises_it_when_the_load_ends(ext4
         idle = finish()["overhead"]["cpu_share"]
     if not idle < 0.1 * loaded:
         pytest.skip(f"the host's own events cost {idle:.3%}, the writer's {loaded:.3%}")
-    # a budget the writer's load exceeds four times: a duty near 22%, above the floor
-    budget_pct = 100 * loaded / 4
+    # a budget the writer's load exceeds three times: a duty near 27%, well above the
+    # 10% floor, so that other work on the host (the recorder follows every process
+    # here) does not push it down to shedding stacks
+    budget_pct = 100 * loaded / 3
     with recorder(["--max-overhead", f"{budget_pct:.6f}", "--duty-period-ms", "200"],
                   tmp_path / "budget.json") as (_, start, finish):
         writer = start_writer(ext4_fs.path, tmp_path / "budget-load.json", 4)
