@@ -5,6 +5,7 @@
  * exit), read per program with BPF_OBJ_GET_INFO_BY_FD (run_cnt,
  * run_time_ns). See docs/recorder-json.md, "overhead". */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +88,10 @@ static double share_of(const struct rec_overhead *v, __u64 ns, __u64 window)
 	return window && v->online_cpus > 0 ? (double)ns / ((double)window * v->online_cpus) : 0;
 }
 
-void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms, unsigned int restore_after_ms,
-		   unsigned int stats_every, unsigned int budget_stats_every)
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, const struct rec_duty *duty,
+		   double max_overhead_pct, unsigned int max_pause_ms,
+		   unsigned int restore_after_ms, unsigned int stats_every,
+		   unsigned int budget_stats_every)
 {
 	struct bpf_program *prog;
 	bool was_on = sysctl_on();
@@ -114,7 +116,7 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 	v->sampling = v->stats_every > 1 && v->max_share <= 0 && v->src == STATS_SESSION;
 	/* a budget judged on one second in N (--budget-stats-every), the
 	 * statistics' own clock subtracted: what the programs cost unmeasured */
-	v->est_ns_per_s = -1;
+	v->est_ns_per_s = v->est_on_ns_per_s = -1;
 	if (v->max_share > 0 && budget_stats_every > 1 && v->src == STATS_SESSION) {
 		v->sampling = v->judge_sampled = true;
 		v->stats_every = budget_stats_every;
@@ -138,6 +140,8 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_o
 		p->name = bpf_program__name(prog);
 		p->fd = bpf_program__fd(prog);
 		p->group = probe_prog_group(p->name, &kind);
+		p->kept = duty->by_flag ||
+			  (skel->rodata->long_wait_ns && probe_prog_follows_long_waits(p->name));
 	}
 	read_progs(v);
 }
@@ -155,6 +159,7 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 		p->tick_cnt = p->cnt;
 	}
 	v->start_mono = v->tick_mono = v->mark_mono = v->run_since = v->on_since = now;
+	v->obs_mark = 0;
 	if (v->sampling && !v->stats_on) {
 		v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		v->stats_on = v->stats_fd >= 0;
@@ -173,10 +178,11 @@ void overhead_stop(struct rec_overhead *v, __u64 now)
 		return;
 	v->end_mono = now;
 	read_progs(v);
-	if (v->stats_on)
-		v->measured_ns += now - v->on_since;
-	else if (v->sampling && summed_runs(v) != v->off_runs)
-		v->measured_ns += now - v->off_since; /* counted by someone else's statistics */
+	if (v->stats_on || (v->sampling && summed_runs(v) != v->off_runs)) {
+		/* on, or off but counted by someone else's statistics */
+		v->measured_ns += now - (v->stats_on ? v->on_since : v->off_since);
+		v->measured_obs_ns += v->observed_ns - v->obs_mark;
+	}
 	getrusage(RUSAGE_SELF, &v->ru_end);
 }
 
@@ -206,10 +212,14 @@ static struct rec_shed *add_shed(struct rec_overhead *v, __u64 now, const char *
 }
 
 /* The duty is aimed a little under the budget (the window's share is a mean
- * of noisy periods), and raised again only well under it, so that it does
- * not swing at every tick. */
+ * of noisy periods). It is raised towards that aim whenever a judged second
+ * leaves room for a step of DUTY_RAISE_STEP or more, so that a second judged
+ * high (the window's first, with every thread's first stack walks in it)
+ * does not hold it down for the rest of the window, and it does not swing at
+ * every tick. What was shed comes back only well under the budget. */
 #define DUTY_AIM 0.8
-#define DUTY_RAISE_BELOW 0.5
+#define DUTY_RAISE_STEP 1.15
+#define RESTORE_BELOW 0.5
 
 static void note_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share,
 		      unsigned int pct)
@@ -240,16 +250,16 @@ static bool lower_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now,
 
 static bool group_restorable(int g);
 
-/* Well under budget after the load eased: raise the duty back towards
- * --duty, once the stacks and groups shed came back (restore_step; a
- * group that cannot come back does not hold the duty down). */
+/* Under budget by a step or more: raise the duty towards the aim, at most
+ * --duty, once the stacks and groups shed came back (restore_step; a group
+ * that cannot come back does not hold the duty down). */
 static void raise_duty(struct rec_overhead *v, struct rec_duty *duty, __u64 now, double share)
 {
 	double want = share > 0 ? duty->pct * DUTY_AIM * v->max_share / share : 100;
 	unsigned int pct = want > duty->requested_pct ? duty->requested_pct : (unsigned int)want;
 	int i;
 
-	if (v->stacks_shed || pct <= duty->pct)
+	if (v->stacks_shed || want < duty->pct * DUTY_RAISE_STEP || pct <= duty->pct)
 		return;
 	for (i = 0; i < NR_GROUPS; i++)
 		if (v->group_shed[i] && group_restorable(i))
@@ -280,7 +290,7 @@ static __u64 pause_len(const struct rec_overhead *v, double share, __u64 now)
  * bpf_enable_stats(). A tick off in which the counts still grew was measured
  * by them, and counts as measured; with the sysctl on, the statistics are
  * kept on to the end. */
-static void sample_tick(struct rec_overhead *v, __u64 now)
+static void sample_tick(struct rec_overhead *v, __u64 now, __u64 observed)
 {
 	bool was_on = v->stats_on;
 	int fd;
@@ -290,13 +300,17 @@ static void sample_tick(struct rec_overhead *v, __u64 now)
 		v->stats_fd = -1;
 		v->stats_on = false;
 		v->measured_ns += now - v->on_since;
+		v->measured_obs_ns += observed - v->obs_mark;
 		v->ticks_off = 0;
 	}
 	/* read once, after the close: counts that grow from here on are others' */
 	read_progs(v);
-	if (!was_on && summed_runs(v) != v->off_runs)
+	if (!was_on && summed_runs(v) != v->off_runs) {
 		v->measured_ns += now - v->off_since;
+		v->measured_obs_ns += observed - v->obs_mark;
+	}
 	v->off_since = now;
+	v->obs_mark = observed;
 	v->off_runs = summed_runs(v);
 	if (!sysctl_on()) {
 		if (v->ticks_off++ < v->stats_every - 1)
@@ -316,26 +330,56 @@ static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_pr
 		  struct rec_duty *duty, __u64 now, double share, __u64 on,
 		  const __u64 group_ns[NR_GROUPS]);
 
-/* The programs' cost since the last tick: all of it, and per group. */
-static __u64 tick_cost(struct rec_overhead *v, __u64 group_ns[NR_GROUPS], __u64 *runs)
+/* The programs' cost since the last tick: all of it, per group, and the
+ * part of the programs attached in --duty's "off" phases too (kept). */
+struct tick_sum {
+	__u64 ns, runs;
+	__u64 kept_ns, kept_runs;
+};
+
+static struct tick_sum tick_cost(struct rec_overhead *v, __u64 group_ns[NR_GROUPS])
 {
-	__u64 total = 0;
+	struct tick_sum t = { 0 };
 	int i;
 
 	read_progs(v);
-	*runs = 0;
 	for (i = 0; i < v->nr_progs; i++) {
 		struct rec_prog_stat *p = &v->progs[i];
-		__u64 d = p->ns - p->tick_ns;
+		__u64 d = p->ns - p->tick_ns, n = p->cnt - p->tick_cnt;
 
-		total += d;
-		*runs += p->cnt - p->tick_cnt;
+		t.ns += d;
+		t.runs += n;
+		if (p->kept) {
+			t.kept_ns += d;
+			t.kept_runs += n;
+		}
 		if (p->group >= 0)
 			group_ns[p->group] += d;
 		p->tick_ns = p->ns;
 		p->tick_cnt = p->cnt;
 	}
-	return total;
+	return t;
+}
+
+/* The share of a whole duty period: the cost of the programs attached only
+ * in "on" phases per second attached, times the duty, and the rest's over
+ * the tick (dt). The cost per second attached is a ratio of sums over the
+ * judged ticks, the older ones decayed by e^(-age / the duty's period): one
+ * tick alone is no measure of it, as its "on" part may be a sliver right
+ * after an attach, whose first events walk every thread's stacks again, or
+ * leave them out, or take in the grace after a detach (the programs run then
+ * too, unobserved); the judged ticks fall at every point of the period. */
+static double period_share(struct rec_overhead *v, const struct rec_duty *duty, double on_ns,
+			   double on_clock_ns, double kept_ns, __u64 on, __u64 dt)
+{
+	double keep = duty->period_ns ? exp(-(double)dt / (double)duty->period_ns) : 0;
+
+	v->on_cost_ns = v->on_cost_ns * keep + on_ns;
+	v->on_time_ns = v->on_time_ns * keep + (double)on;
+	v->est_on_ns_per_s = v->on_cost_ns * 1e9 / v->on_time_ns;
+	return (share_of(v, (__u64)v->est_on_ns_per_s, 1000000000ULL) +
+		share_of(v, (__u64)on_clock_ns, on)) * duty->pct / 100 +
+	       share_of(v, (__u64)kept_ns, dt);
 }
 
 /* The part of the window so far the statistics were on, this tick's dt
@@ -359,25 +403,31 @@ static double measured_part(const struct rec_overhead *v, __u64 now, __u64 dt)
 static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 			 struct rec_duty *duty, __u64 now)
 {
-	__u64 group_ns[NR_GROUPS] = { 0 }, runs, total, bare, cost, dt = now - v->tick_mono;
+	__u64 group_ns[NR_GROUPS] = { 0 }, dt = now - v->tick_mono;
 	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed, steps;
 	bool measured = v->stats_on;
-	double clock, share;
+	double clock, kept_clock, bare, kept_bare, part, share;
+	struct tick_sum t;
 	int i;
 
 	if (measured) {
-		total = tick_cost(v, group_ns, &runs);
-		clock = clock_of(v, runs);
-		if (clock > (double)total)
-			clock = (double)total;
-		bare = total - (__u64)clock;
-		for (i = 0; i < NR_GROUPS && total; i++)
-			group_ns[i] = (__u64)((double)group_ns[i] * bare / total);
-		cost = bare + (__u64)(clock * measured_part(v, now, dt));
+		t = tick_cost(v, group_ns);
+		clock = clock_of(v, t.runs);
+		if (clock > (double)t.ns)
+			clock = (double)t.ns;
+		kept_clock = t.runs ? clock * (double)t.kept_runs / (double)t.runs : 0;
+		bare = (double)t.ns - clock;
+		kept_bare = (double)t.kept_ns - kept_clock;
+		if (kept_bare < 0)
+			kept_bare = 0;
+		for (i = 0; i < NR_GROUPS && t.ns; i++)
+			group_ns[i] = (__u64)((double)group_ns[i] * bare / (double)t.ns);
+		part = measured_part(v, now, dt);
 		if (dt)
-			v->est_ns_per_s = (double)bare * 1e9 / (double)dt;
-		share = on ? share_of(v, cost, on) * duty->pct / 100 : 0;
-		sample_tick(v, now);
+			v->est_ns_per_s = kept_bare * 1e9 / (double)dt;
+		share = on ? period_share(v, duty, bare - kept_bare, (clock - kept_clock) * part,
+					  kept_bare + kept_clock * part, on, dt) : 0;
+		sample_tick(v, now, observed);
 		steps = v->nr_shed + duty->pauses + duty->pct;
 		judge(v, skel, probe, duty, now, share, on, group_ns);
 		/* a step was taken: its effect is measured at once, the next
@@ -392,10 +442,10 @@ static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct
 			}
 		}
 	} else {
-		sample_tick(v, now);
+		sample_tick(v, now, observed);
 	}
 	if (v->stats_on) { /* on from now: the next tick's figures start here */
-		tick_cost(v, group_ns, &runs);
+		tick_cost(v, group_ns);
 		v->tick_mono = now;
 		v->tick_observed = observed;
 	}
@@ -404,8 +454,9 @@ static void sampled_tick(struct rec_overhead *v, struct record_bpf *skel, struct
 void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_probe *probe,
 		   struct rec_duty *duty, __u64 now)
 {
-	__u64 group_ns[NR_GROUPS] = { 0 }, total, runs, dt = now - v->tick_mono;
+	__u64 group_ns[NR_GROUPS] = { 0 }, dt = now - v->tick_mono;
 	__u64 observed = duty_observed(duty, now), on = observed - v->tick_observed;
+	struct tick_sum t;
 	double share;
 
 	if (!v->start_mono || v->end_mono || v->src == STATS_OFF || !dt)
@@ -415,14 +466,13 @@ void overhead_tick(struct rec_overhead *v, struct record_bpf *skel, struct rec_p
 		return;
 	}
 	if (v->sampling) {
-		sample_tick(v, now);
+		sample_tick(v, now, observed);
 		return;
 	}
-	total = tick_cost(v, group_ns, &runs);
+	t = tick_cost(v, group_ns);
 	v->tick_mono = now;
 	v->tick_observed = observed;
-	/* the share of a whole duty period: over the "on" time, times the duty */
-	share = on ? share_of(v, total, on) * duty->pct / 100 : 0;
+	share = on ? period_share(v, duty, (double)(t.ns - t.kept_ns), 0, (double)t.kept_ns, on, dt) : 0;
 	judge(v, skel, probe, duty, now, share, on, group_ns);
 }
 
@@ -531,8 +581,8 @@ static void judge(struct rec_overhead *v, struct record_bpf *skel, struct rec_pr
 	    (v->run_since > v->start_mono && now < v->run_since + PAUSE_SETTLE_NS))
 		return;
 	if (share <= v->max_share) {
-		if (on && share < DUTY_RAISE_BELOW * v->max_share &&
-		    !restore_step(v, skel, probe, duty, now, share))
+		if (on && !(share < RESTORE_BELOW * v->max_share &&
+			    restore_step(v, skel, probe, duty, now, share)))
 			raise_duty(v, duty, now, share);
 		return;
 	}
@@ -612,17 +662,25 @@ static void json_stats_clock(struct rec_overhead *v, struct json_out *j, __u64 r
 	json_end_object(j);
 }
 
-/* What the programs cost while the statistics were off (sampling): the
+/* What a program cost while the statistics were off (sampling): the
  * measured runs' time less the statistics' clock, scaled to the unmeasured
- * part of the window. Without a clock figure, the measured time as it is
- * (an estimate that errs high). */
-static __u64 with_unmeasured(const struct rec_overhead *v, __u64 cnt, __u64 ns, __u64 window)
+ * part of the window; of a program attached only in --duty's "on" phases,
+ * to the unmeasured part of the time it was attached (the measured seconds
+ * need not take in the same share of "on" time as the window). Without a
+ * clock figure, the measured time as it is (an estimate that errs high). */
+static __u64 with_unmeasured(const struct rec_overhead *v, const struct rec_prog_stat *p,
+			     __u64 window)
 {
+	__u64 cnt = p->cnt - p->cnt0, ns = p->ns - p->ns0, all = window, part = v->measured_ns;
 	double bare = (double)ns - clock_of(v, cnt);
 
-	if (!v->measured_ns || window <= v->measured_ns || bare <= 0)
+	if (!p->kept && v->measured_obs_ns && v->observed_ns < window) {
+		all = v->observed_ns;
+		part = v->measured_obs_ns;
+	}
+	if (!part || all <= part || bare <= 0)
 		return ns;
-	return ns + (__u64)(bare * (double)(window - v->measured_ns) / (double)v->measured_ns);
+	return ns + (__u64)(bare * (double)(all - part) / (double)part);
 }
 
 static int cmp_prog_ns(const void *a, const void *b)
@@ -634,10 +692,8 @@ static int cmp_prog_ns(const void *a, const void *b)
 }
 
 static void json_runs_est(struct rec_overhead *v, struct json_out *j, __u64 cnt, __u64 ns,
-			  __u64 window)
+			  __u64 est, __u64 window)
 {
-	__u64 est = with_unmeasured(v, cnt, ns, window);
-
 	json_runs(j, cnt, ns, share_of(v, est, window));
 	json_uint(j, "bpf_ns", est);
 }
@@ -646,7 +702,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 {
 	static const char *const src_names[] = { "unavailable", "session", "already_on" };
 	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
-	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, measured = 0, est = 0, runs = 0;
+	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, g_est[NR_GROUPS] = { 0 };
+	__u64 measured = 0, est = 0, runs = 0, p_est;
 	bool g_loaded[NR_GROUPS] = { false };
 	__u64 user;
 	int i;
@@ -660,13 +717,15 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	for (i = 0; i < v->nr_progs; i++) {
 		const struct rec_prog_stat *p = &v->progs[i];
 
+		p_est = with_unmeasured(v, p, window);
 		measured += p->ns - p->ns0;
-		est += with_unmeasured(v, p->cnt - p->cnt0, p->ns - p->ns0, window);
+		est += p_est;
 		runs += p->cnt - p->cnt0;
 		if (p->group >= 0) {
 			g_loaded[p->group] = true;
 			g_cnt[p->group] += p->cnt - p->cnt0;
 			g_ns[p->group] += p->ns - p->ns0;
+			g_est[p->group] += p_est;
 		}
 	}
 	json_key(j, "overhead");
@@ -706,7 +765,8 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 			json_string(j, "group", probe_groups[p->group].name);
 		else
 			json_null(j, "group");
-		json_runs_est(v, j, p->cnt - p->cnt0, p->ns - p->ns0, window);
+		json_runs_est(v, j, p->cnt - p->cnt0, p->ns - p->ns0, with_unmeasured(v, p, window),
+			      window);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -717,7 +777,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 			continue;
 		json_begin_object(j);
 		json_string(j, "name", probe_groups[i].name);
-		json_runs_est(v, j, g_cnt[i], g_ns[i], window);
+		json_runs_est(v, j, g_cnt[i], g_ns[i], g_est[i], window);
 		json_bool(j, "core", overhead_group_core(i));
 		json_bool(j, "shed", v->group_shed[i]);
 		json_end_object(j);
@@ -778,7 +838,9 @@ void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 no
 	 * and the clock the runs counted here paid (made while they were on) */
 	if (v->judge_sampled && v->est_ns_per_s >= 0) {
 		json_uint(j, "measured_bpf_ns", total);
-		total = (__u64)(v->est_ns_per_s * (double)window / 1e9 + clock_of(v, runs));
+		total = (__u64)(v->est_ns_per_s * (double)window / 1e9 +
+				(v->est_on_ns_per_s > 0 ? v->est_on_ns_per_s * (double)observed / 1e9 : 0) +
+				clock_of(v, runs));
 		json_bool(j, "estimated", true);
 	}
 	json_uint(j, "bpf_ns", total);

@@ -20,6 +20,7 @@ struct rec_prog_stat {
 	int fd;
 	__u32 id;
 	int group;              /* enum rec_group_id, -1 if none */
+	bool kept;              /* attached in the "off" phases of --duty too */
 	__u64 cnt, ns;          /* last read (cumulative since load) */
 	__u64 cnt0, ns0;        /* at the window's start */
 	__u64 tick_ns;          /* at the last budget check */
@@ -74,14 +75,21 @@ struct rec_overhead {
 	bool stats_on;
 	__u64 on_since;         /* CLOCK_MONOTONIC: when they were last turned on */
 	__u64 measured_ns;      /* of the "on" parts that ended */
+	__u64 measured_obs_ns;  /* of them, the time the probes were attached (--duty) */
+	__u64 obs_mark;         /* --duty's observed time when they were last turned on or off */
 	unsigned int ticks_off;
 	__u64 off_since;        /* when they were last turned off */
 	__u64 off_runs;         /* all programs' run_cnt then */
 	/* --budget-stats-every: a budget judged on the seconds the statistics
 	 * are on, their clock subtracted from each run and its cost spread
 	 * over the window; the last such estimate of the programs' cost
-	 * unmeasured, in ns per second of wall time (-1: none yet) */
+	 * unmeasured (-1: none yet): of those attached only in --duty's "on"
+	 * phases in ns per second attached, of the rest per second of wall time */
 	bool judge_sampled;
+	double est_on_ns_per_s;
+	/* the judged ticks' cost of the programs attached only in "on" phases,
+	 * and their "on" time, decayed (period_share) */
+	double on_cost_ns, on_time_ns;
 	double est_ns_per_s;
 	struct rec_shed shed[REC_MAX_SHED];
 	int nr_shed;
@@ -92,9 +100,10 @@ struct record_bpf;
 /* After load and attach: turn the statistics on and list the programs;
  * stats_every > 1 without a budget: on for one tick in stats_every only;
  * restore_after_ms 0: what the budget sheds stays shed. */
-void overhead_init(struct rec_overhead *v, struct record_bpf *skel, double max_overhead_pct,
-		   unsigned int max_pause_ms, unsigned int restore_after_ms,
-		   unsigned int stats_every, unsigned int budget_stats_every);
+void overhead_init(struct rec_overhead *v, struct record_bpf *skel, const struct rec_duty *duty,
+		   double max_overhead_pct, unsigned int max_pause_ms,
+		   unsigned int restore_after_ms, unsigned int stats_every,
+		   unsigned int budget_stats_every);
 void overhead_start(struct rec_overhead *v, __u64 now);
 void overhead_stop(struct rec_overhead *v, __u64 now);
 void overhead_free(struct rec_overhead *v);

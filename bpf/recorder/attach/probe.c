@@ -447,16 +447,19 @@ static void skip_long_wait_progs(struct rec_probe *p)
 	}
 }
 
+bool probe_prog_follows_long_waits(const char *name)
+{
+	return !strncmp(name, "long_wait_switch_", 17) || !strncmp(name, "long_wait_exit_", 15) ||
+	       !strncmp(name, "contention_begin_", 17) || !strncmp(name, "contention_end_", 15);
+}
+
 /* The programs that follow long waits, kept attached through the "off"
  * phases of --duty and the budget's pauses (kern/longwait.bpf.inc). */
 static bool long_wait_prog(const struct rec_probe *p, int i)
 {
-	const char *name = bpf_program__name(p->link_progs[i]);
-
 	if (!p->skel->rodata->long_wait_ns || p->link_cpus[i] != -1)
 		return false;
-	return !strncmp(name, "long_wait_switch_", 17) || !strncmp(name, "long_wait_exit_", 15) ||
-	       !strncmp(name, "contention_begin_", 17) || !strncmp(name, "contention_end_", 15);
+	return probe_prog_follows_long_waits(bpf_program__name(p->link_progs[i]));
 }
 
 /* Parameters of a function prototype in kernel BTF: of a FUNC, or of the

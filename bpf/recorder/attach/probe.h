@@ -94,6 +94,9 @@ int probe_timer_cpus(const struct rec_probe *p, int g, const char **why);
 
 /* The group of a program by its name (and its attach kind), or -1. */
 int probe_prog_group(const char *name, int *kind);
+/* Whether the program of this name follows long waits: with --long-wait-us
+ * it stays attached through the "off" phases of --duty. */
+bool probe_prog_follows_long_waits(const char *name);
 
 bool probe_group_on(const struct rec_probe *p, enum rec_group_id g);
 
