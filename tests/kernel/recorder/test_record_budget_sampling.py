@@ -73,3 +73,35 @@ def test_the_intervals_count_what_the_measuring_costs(tmp_path: Path):
     # the clock where that is less: either way closer than without the clock
     slack = min(0.1 * o["bpf_ns"], 0.5 * clock)
     assert abs(counted - o["bpf_ns"]) <= slack, (counted, o["bpf_ns"], clock)
+
+
+def bare_per_observed_s(doc: dict) -> float:
+    """The window's BPF time less the statistics' clock, per second attached."""
+    o = doc["overhead"]
+    return (o["bpf_ns"] - o["stats_clock"]["bpf_ns"]) / o["observed_ns"]
+
+
+def test_under_a_duty_the_estimate_is_per_second_attached(tmp_path: Path):
+    # A duty period as long as the statistics' cycle (3 s) puts every measured second
+    # at about the same point of it: 0.25 s of its 2 s "on" phase (the checks fall
+    # 0.25 s past each second). Scaled by wall time, the measured seconds' cost stood
+    # for a third of the window's where two thirds were attached (0.21-0.37 of what a
+    # window measured throughout says, and the intervals 1.5 times the window);
+    # scaled by the time attached, it is that within the noise of two runs of a write
+    # loop (0.65-1.24 on a loaded host), and the intervals add up to it.
+    duty = ("--duty", "67", "--duty-period-ms", "3000")
+    series = tmp_path / "series.jsonl"
+    (tmp_path / "full").mkdir()
+    full, _ = sampled_window(tmp_path / "full", *duty, "--max-overhead", "0",
+                             "--stats-every", "1", seconds=9)
+    doc, _ = sampled_window(tmp_path, *duty, "--max-overhead", "90", "--budget-stats-every",
+                            "3", "--series-out", str(series), "--interval-ms", "500",
+                            seconds=9)
+    o = doc["overhead"]
+    if o["stats"] == "already_on":
+        return
+    assert o["shed"] == [] and 0 < o["measured_ns"] < 0.5 * o["window_ns"]
+    ratio = bare_per_observed_s(doc) / bare_per_observed_s(full)
+    assert 0.5 <= ratio <= 2.0, (ratio, o, full["overhead"])
+    counted = sum(json.loads(x)["overhead"]["bpf_ns"] for x in series.read_text().splitlines())
+    assert 0.8 <= counted / o["bpf_ns"] <= 1.25, (counted, o["bpf_ns"])
