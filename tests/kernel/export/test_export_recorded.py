@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lockscope.analysis.observed import observed_ns
 from lockscope.analysis.waitclass import classify, idle_threads, load_user_classifier
 from lockscope.export import ExportState
+from lockscope.export.interval_digest import profile_kstack
 from lockscope.export.metrics_registry import make_registry
 from lockscope.export.pprof_writer import frame_function
 from lockscope.export.profile_windows import profile_bytes
@@ -132,7 +133,8 @@ def test_block_profile_read_by_go_pprof(recorded, tmp_path):
     flat: dict[str, int] = defaultdict(int)
     for rec in doc["offcpu"]:
         if rec["reason"] == "runqueue" or classify(rec, kinds, idle, user).cls != "idle":
-            flat[leaf(rec["kstack"], rec["ustack"])] += rec["total_ns"]
+            # as the profile has it: from the frame that called the scheduler
+            flat[leaf(list(profile_kstack(rec["kstack"])), rec["ustack"])] += rec["total_ns"]
     assert_top(top_functions(go_pprof(["-top"], prof)), flat)
     samples = raw_samples(go_pprof(["-raw"], prof))
     total = sum(s[1] for s in samples)
