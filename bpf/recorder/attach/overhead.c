@@ -116,7 +116,7 @@ void overhead_init(struct rec_overhead *v, struct record_bpf *skel, const struct
 	v->sampling = v->stats_every > 1 && v->max_share <= 0 && v->src == STATS_SESSION;
 	/* a budget judged on one second in N (--budget-stats-every), the
 	 * statistics' own clock subtracted: what the programs cost unmeasured */
-	v->est_ns_per_s = v->est_on_ns_per_s = -1;
+	v->est_ns_per_s = -1;
 	if (v->max_share > 0 && budget_stats_every > 1 && v->src == STATS_SESSION) {
 		v->sampling = v->judge_sampled = true;
 		v->stats_every = budget_stats_every;
@@ -172,17 +172,24 @@ void overhead_start(struct rec_overhead *v, __u64 now)
 	v->ru_mark = v->ru_start;
 }
 
+/* A part of the window the statistics counted ends at now: its time, and
+ * of it the time the probes were attached (observed: --duty's so far). */
+static void count_measured(struct rec_overhead *v, __u64 since, __u64 now, __u64 observed)
+{
+	v->measured_ns += now - since;
+	v->measured_obs_ns += observed - v->obs_mark;
+}
+
 void overhead_stop(struct rec_overhead *v, __u64 now)
 {
 	if (!v->start_mono || v->end_mono)
 		return;
 	v->end_mono = now;
 	read_progs(v);
-	if (v->stats_on || (v->sampling && summed_runs(v) != v->off_runs)) {
-		/* on, or off but counted by someone else's statistics */
-		v->measured_ns += now - (v->stats_on ? v->on_since : v->off_since);
-		v->measured_obs_ns += v->observed_ns - v->obs_mark;
-	}
+	if (v->stats_on)
+		count_measured(v, v->on_since, now, v->observed_ns);
+	else if (v->sampling && summed_runs(v) != v->off_runs)
+		count_measured(v, v->off_since, now, v->observed_ns); /* by someone else's statistics */
 	getrusage(RUSAGE_SELF, &v->ru_end);
 }
 
@@ -299,16 +306,13 @@ static void sample_tick(struct rec_overhead *v, __u64 now, __u64 observed)
 		close(v->stats_fd);
 		v->stats_fd = -1;
 		v->stats_on = false;
-		v->measured_ns += now - v->on_since;
-		v->measured_obs_ns += observed - v->obs_mark;
+		count_measured(v, v->on_since, now, observed);
 		v->ticks_off = 0;
 	}
 	/* read once, after the close: counts that grow from here on are others' */
 	read_progs(v);
-	if (!was_on && summed_runs(v) != v->off_runs) {
-		v->measured_ns += now - v->off_since;
-		v->measured_obs_ns += observed - v->obs_mark;
-	}
+	if (!was_on && summed_runs(v) != v->off_runs)
+		count_measured(v, v->off_since, now, observed);
 	v->off_since = now;
 	v->obs_mark = observed;
 	v->off_runs = summed_runs(v);
@@ -369,6 +373,11 @@ static struct tick_sum tick_cost(struct rec_overhead *v, __u64 group_ns[NR_GROUP
  * after an attach, whose first events walk every thread's stacks again, or
  * leave them out, or take in the grace after a detach (the programs run then
  * too, unobserved); the judged ticks fall at every point of the period. */
+static double on_cost_per_s(const struct rec_overhead *v)
+{
+	return v->on_time_ns > 0 ? v->on_cost_ns * 1e9 / v->on_time_ns : 0;
+}
+
 static double period_share(struct rec_overhead *v, const struct rec_duty *duty, double on_ns,
 			   double on_clock_ns, double kept_ns, __u64 on, __u64 dt)
 {
@@ -376,8 +385,7 @@ static double period_share(struct rec_overhead *v, const struct rec_duty *duty, 
 
 	v->on_cost_ns = v->on_cost_ns * keep + on_ns;
 	v->on_time_ns = v->on_time_ns * keep + (double)on;
-	v->est_on_ns_per_s = v->on_cost_ns * 1e9 / v->on_time_ns;
-	return (share_of(v, (__u64)v->est_on_ns_per_s, 1000000000ULL) +
+	return (share_of(v, (__u64)on_cost_per_s(v), 1000000000ULL) +
 		share_of(v, (__u64)on_clock_ns, on)) * duty->pct / 100 +
 	       share_of(v, (__u64)kept_ns, dt);
 }
@@ -703,7 +711,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	static const char *const src_names[] = { "unavailable", "session", "already_on" };
 	__u64 window = v->end_mono > v->start_mono ? v->end_mono - v->start_mono : 0;
 	__u64 g_cnt[NR_GROUPS] = { 0 }, g_ns[NR_GROUPS] = { 0 }, g_est[NR_GROUPS] = { 0 };
-	__u64 measured = 0, est = 0, runs = 0, p_est;
+	__u64 measured = 0, est = 0, runs = 0, p_est[REC_MAX_PROGS];
 	bool g_loaded[NR_GROUPS] = { false };
 	__u64 user;
 	int i;
@@ -717,15 +725,15 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 	for (i = 0; i < v->nr_progs; i++) {
 		const struct rec_prog_stat *p = &v->progs[i];
 
-		p_est = with_unmeasured(v, p, window);
+		p_est[i] = with_unmeasured(v, p, window);
 		measured += p->ns - p->ns0;
-		est += p_est;
+		est += p_est[i];
 		runs += p->cnt - p->cnt0;
 		if (p->group >= 0) {
 			g_loaded[p->group] = true;
 			g_cnt[p->group] += p->cnt - p->cnt0;
 			g_ns[p->group] += p->ns - p->ns0;
-			g_est[p->group] += p_est;
+			g_est[p->group] += p_est[i];
 		}
 	}
 	json_key(j, "overhead");
@@ -765,8 +773,7 @@ void overhead_json(struct rec_overhead *v, struct json_out *j)
 			json_string(j, "group", probe_groups[p->group].name);
 		else
 			json_null(j, "group");
-		json_runs_est(v, j, p->cnt - p->cnt0, p->ns - p->ns0, with_unmeasured(v, p, window),
-			      window);
+		json_runs_est(v, j, p->cnt - p->cnt0, p->ns - p->ns0, p_est[i], window);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -839,7 +846,7 @@ void overhead_interval_json(struct rec_overhead *v, struct json_out *j, __u64 no
 	if (v->judge_sampled && v->est_ns_per_s >= 0) {
 		json_uint(j, "measured_bpf_ns", total);
 		total = (__u64)(v->est_ns_per_s * (double)window / 1e9 +
-				(v->est_on_ns_per_s > 0 ? v->est_on_ns_per_s * (double)observed / 1e9 : 0) +
+				on_cost_per_s(v) * (double)observed / 1e9 +
 				clock_of(v, runs));
 		json_bool(j, "estimated", true);
 	}

@@ -82,15 +82,15 @@ struct rec_overhead {
 	__u64 off_runs;         /* all programs' run_cnt then */
 	/* --budget-stats-every: a budget judged on the seconds the statistics
 	 * are on, their clock subtracted from each run and its cost spread
-	 * over the window; the last such estimate of the programs' cost
-	 * unmeasured (-1: none yet): of those attached only in --duty's "on"
-	 * phases in ns per second attached, of the rest per second of wall time */
+	 * over the window; the last such estimate of the cost unmeasured of the
+	 * programs kept attached in --duty's "off" phases, in ns per second of
+	 * wall time (-1: none yet) */
 	bool judge_sampled;
-	double est_on_ns_per_s;
-	/* the judged ticks' cost of the programs attached only in "on" phases,
-	 * and their "on" time, decayed (period_share) */
-	double on_cost_ns, on_time_ns;
 	double est_ns_per_s;
+	/* the judged ticks' cost of the programs attached only in "on" phases,
+	 * and their "on" time, decayed (period_share): their estimate per
+	 * second attached */
+	double on_cost_ns, on_time_ns;
 	struct rec_shed shed[REC_MAX_SHED];
 	int nr_shed;
 };
