@@ -109,17 +109,42 @@ def pgbench_init(server: Server, scale: int = 1) -> None:
     _commits_settled(server)
 
 
-def _commits_settled(server: Server, timeout: float = 60) -> None:
-    """Until sum(xact_commit) grows by no more than this loop's own queries (one commit
-    each) over a second, twice in a row."""
-    sql = "SELECT sum(xact_commit) FROM pg_stat_database"
+# What one psql reading of the counts adds to them: its backend's start-up transaction
+# and its query (measured: 2 a reading on PostgreSQL 15)
+READING_COMMITS = 2
+
+
+def _commits(server: Server) -> int:
+    return int(psql(server, "SELECT sum(xact_commit) FROM pg_stat_database"))
+
+
+def _commits_settled(server: Server, timeout: float = 60) -> int:
+    """Until sum(xact_commit) grows by no more than this loop's own readings over a
+    second, twice in a row; the last reading."""
     deadline = time.monotonic() + timeout
-    last, calm = int(psql(server, sql)), 0
+    last, calm = _commits(server), 0
     while calm < 2 and time.monotonic() < deadline:
         time.sleep(1)
-        now = int(psql(server, sql))
-        calm = calm + 1 if now - last <= 1 else 0
+        now = _commits(server)
+        calm = calm + 1 if now - last <= READING_COMMITS else 0
         last = now
+    return last
+
+
+def pgbench_fixed_commits(server: Server, clients: int) -> int:
+    """The commits a pgbench run adds to pg_stat_database beyond its transactions (each
+    connection's start-up, its own queries before the run), measured on this server: a
+    run of one transaction per client between two settled readings, less the readings'
+    own commits as the readings themselves show them."""
+    before = _commits_settled(server)
+    subprocess.run(pgbench_args(server) + ["-n", "-c", str(clients), "-j", str(min(clients, 2)),
+                                           "-t", "1", "postgres"],
+                   check=True, capture_output=True)
+    time.sleep(1)  # a backend's counts reach the totals as it exits, after its client
+    after = _commits(server)
+    time.sleep(1)
+    reading = _commits(server) - after
+    return max(0, after - before - reading - clients)
 
 
 def pgbench_start(server: Server, clients: int, seconds: float) -> subprocess.Popen:
