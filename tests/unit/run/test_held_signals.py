@@ -11,7 +11,16 @@ import pytest
 from lockscope.run.held_signals import interrupts_held
 
 
-def test_sigint_inside_the_block_raises_after_it():
+@pytest.fixture
+def sigint_raises():
+    """Python's own SIGINT handler for the test: a shell starts background jobs with
+    SIGINT ignored (nohup, `&`), and Python then keeps it ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_sigint_inside_the_block_raises_after_it(sigint_raises):
     stored = []
     with pytest.raises(KeyboardInterrupt):
         with interrupts_held():
@@ -22,6 +31,16 @@ def test_sigint_inside_the_block_raises_after_it():
     stored[0].kill()
     stored[0].wait()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_ignored_sigint_stays_ignored():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_sigterm_goes_to_the_handler_that_was_there():
@@ -36,7 +55,7 @@ def test_sigterm_goes_to_the_handler_that_was_there():
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_nothing_held_without_a_signal():
+def test_nothing_held_without_a_signal(sigint_raises):
     with interrupts_held():
         pass
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
