@@ -56,10 +56,10 @@ def test_over_the_budget_steps_come_a_second_apart(tmp_path: Path):
 def test_the_intervals_count_what_the_measuring_costs(tmp_path: Path):
     # The document's window cost is the kernel's own count over the measured seconds
     # (their clock included) and the rest estimated; the intervals', each estimated,
-    # must add up to it: left out, the clock is a quarter of it under this write loop.
+    # must add up to it: left out, the clock is a fifth to a half of it on this write loop.
     series = tmp_path / "series.jsonl"
     doc, _ = sampled_window(
-        tmp_path, "--max-overhead", "90", "--budget-stats-every", "3",
+        tmp_path, "--max-overhead", "90", "--budget-stats-every", "2",
         "--series-out", str(series), "--interval-ms", "500", seconds=7)
     o = doc["overhead"]
     if o["stats"] == "already_on":
@@ -69,10 +69,12 @@ def test_the_intervals_count_what_the_measuring_costs(tmp_path: Path):
     counted = sum(iv["overhead"]["bpf_ns"] for iv in lines)
     clock = o["stats_clock"]["bpf_ns"]
     assert 0 < clock < o["bpf_ns"]
-    # the intervals agree with the window within a tenth of its cost, or within half
-    # the clock where that is less: either way closer than without the clock
-    slack = min(0.1 * o["bpf_ns"], 0.5 * clock)
-    assert abs(counted - o["bpf_ns"]) <= slack, (counted, o["bpf_ns"], clock)
+    # the intervals agree with the window within half the clock: closer than without
+    # it. Not closer: each interval's estimate is of the measured seconds before it, the
+    # window's of all of them, and the loop's cost moves between them. Measured one
+    # second in 2 the intervals came to 0.98-1.06 times the window, the clock to
+    # 0.20-0.50 of it; one in 3, up to 1.14 times, with less of a clock to tell by
+    assert abs(counted - o["bpf_ns"]) <= 0.5 * clock, (counted, o["bpf_ns"], clock)
 
 
 def bare_per_observed_s(doc: dict) -> float:
