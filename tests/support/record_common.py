@@ -185,13 +185,33 @@ def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 
             os.kill(writers.pid, signal.SIGCONT)
             if mode == "sparse":
                 punch_holes(path, size_mb)
-            time.sleep(0.3)
+            # once their writes are seen going on: on one emulated CPU the resumed
+            # writers (the holes' allocations, the loop device under them) took longer
+            # than a window, which then saw none of their time (a 6.1 guest)
+            wait_writing(writers.pid)
             start()
             time.sleep(seconds)
             doc = finish()
     finally:
         stop(writers)
     return doc
+
+
+def write_calls(pid: int) -> int:
+    """The process's write-family system calls so far (/proc/PID/io syscw: all its
+    threads)."""
+    with open(f"/proc/{pid}/io") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("syscw:"))
+
+
+def wait_writing(pid: int, calls: int = 8, timeout: float = 120) -> None:
+    """Until the process has made `calls` more write calls."""
+    first = write_calls(pid)
+    deadline = time.monotonic() + timeout
+    while write_calls(pid) - first < calls:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the writers made no {calls} writes in {timeout:g} s")
+        time.sleep(0.05)
 
 
 def punch_holes(path: Path, size_mb: int) -> None:
