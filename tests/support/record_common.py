@@ -188,7 +188,7 @@ def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 
             # once their writes are seen going on: on one emulated CPU the resumed
             # writers (the holes' allocations, the loop device under them) took longer
             # than a window, which then saw none of their time (a 6.1 guest)
-            wait_writing(writers.pid)
+            wait_writing(writers)
             start()
             time.sleep(seconds)
             doc = finish()
@@ -204,14 +204,34 @@ def write_calls(pid: int) -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("syscw:"))
 
 
-def wait_writing(pid: int, calls: int = 8, timeout: float = 120) -> None:
-    """Until the process has made `calls` more write calls."""
-    first = write_calls(pid)
+def wait_writing(proc: subprocess.Popen, calls: int = 8, timeout: float = 120) -> None:
+    """Until the process has made `calls` more write calls; else fails saying what its
+    threads were doing (state, wait channel, kernel stack) or how it ended."""
+    first = write_calls(proc.pid)
     deadline = time.monotonic() + timeout
-    while write_calls(pid) - first < calls:
+    while proc.poll() is None and write_calls(proc.pid) - first < calls:
         if time.monotonic() > deadline:
-            raise AssertionError(f"the writers made no {calls} writes in {timeout:g} s")
+            raise AssertionError(f"the writers made no {calls} writes in {timeout:g} s: "
+                                 + threads_doing(proc.pid))
         time.sleep(0.05)
+    if proc.returncode is not None:
+        raise AssertionError(f"the writers ended ({proc.returncode}): "
+                             + (proc.stderr.read() if proc.stderr else "")[-2000:])
+
+
+def threads_doing(pid: int) -> str:
+    """Each thread's state, wait channel and kernel stack, as /proc shows them."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+        task = Path(f"/proc/{pid}/task/{tid}")
+        try:
+            state = task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0]
+            wchan = task.joinpath("wchan").read_text()
+            stack = task.joinpath("stack").read_text().replace("\n", " | ")
+        except OSError as e:
+            state, wchan, stack = "?", "?", str(e)
+        out.append(f"{tid} {state} {wchan}: {stack}")
+    return "; ".join(out)
 
 
 def punch_holes(path: Path, size_mb: int) -> None:
