@@ -137,8 +137,7 @@ def pgbench_fixed_commits(server: Server, clients: int) -> int:
     run of one transaction per client between two settled readings, less the readings'
     own commits as the readings themselves show them."""
     before = _commits_settled(server)
-    subprocess.run(pgbench_args(server) + ["-n", "-c", str(clients), "-j", str(min(clients, 2)),
-                                           "-t", "1", "postgres"],
+    subprocess.run(_pgbench_clients(server, clients) + ["-t", "1", "postgres"],
                    check=True, capture_output=True)
     time.sleep(1)  # a backend's counts reach the totals as it exits, after its client
     after = _commits(server)
@@ -150,10 +149,14 @@ def pgbench_fixed_commits(server: Server, clients: int) -> int:
 def pgbench_start(server: Server, clients: int, seconds: float) -> subprocess.Popen:
     """pgbench running in the background; its output says its own TPS (see pgbench_tps).
     -n: no vacuum of its tables first, transactions of its own outside its count."""
-    return subprocess.Popen(pgbench_args(server) + [
-        "-n", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(int(seconds)), "-P", "1",
-        "postgres"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
+    return subprocess.Popen(
+        _pgbench_clients(server, clients) + ["-T", str(int(seconds)), "-P", "1", "postgres"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _pgbench_clients(server: Server, clients: int) -> list[str]:
+    """pgbench with `clients` connections and no vacuum of its tables first."""
+    return pgbench_args(server) + ["-n", "-c", str(clients), "-j", str(min(clients, 2))]
 
 
 def pgbench_tps(output: str) -> dict:
