@@ -9,8 +9,11 @@ reads the resident memory of lockscope and of its recorder (/proc/PID/status VmR
 
 Figures, over the steady part (after the first WARMUP of the run):
 - RSS of each process: least-squares slope in MiB per hour, first and last value;
-- map occupancy (lockscope_recorder_map_entries summed over the maps): slope in entries
-  per hour, first and last, and the capacity;
+- map occupancy (lockscope_recorder_map_entries summed over the maps, and each map's):
+  slope in entries per hour, first and last, and the capacity. A steady load's keys
+  (lock, file, thread, stack) keep coming for a while at a falling rate (a spin wait
+  in an interrupt carries the stack of whatever the interrupt stopped), so what counts
+  is whether a map would fill before --rotate empties it;
 - the recorder's BPF share of the CPUs (lockscope_recorder_cpu_share, each interval's):
   mean and the budget;
 - gaps: the longest time without a new interval in the scraped series
@@ -59,6 +62,19 @@ class Series:
 
 
 @dataclass
+class MapFigures:
+    first: float
+    last: float
+    slope_per_h: float
+    capacity: float
+
+    def entries_after(self, seconds: float) -> float:
+        """The entries ``seconds`` on at the steady part's slope: an upper bound for
+        keys that come at a falling rate."""
+        return self.last + max(0.0, self.slope_per_h) * seconds / 3600
+
+
+@dataclass
 class SoakFigures:
     seconds: float
     scrapes: int
@@ -72,6 +88,7 @@ class SoakFigures:
     map_entries: tuple[float, float]
     map_capacity: float
     map_entries_slope_per_h: float
+    maps: dict[str, MapFigures]
     bpf_share_mean: float
     budget_share: float
     observed_share: float       # observed seconds / window seconds, at the end
@@ -91,6 +108,8 @@ class SoakFigures:
             f"MiB (slope {self.recorder_rss_slope_mib_per_h:+.2f} MiB/h)",
             f"map entries {self.map_entries[0]:.0f} -> {self.map_entries[1]:.0f} of "
             f"{self.map_capacity:.0f} (slope {self.map_entries_slope_per_h:+.1f}/h)",
+            "  " + ", ".join(f"{k} {m.first:.0f} -> {m.last:.0f} of {m.capacity:.0f} "
+                             f"({m.slope_per_h:+.0f}/h)" for k, m in sorted(self.maps.items())),
             f"BPF share of the CPUs: mean {self.bpf_share_mean:.2%}, budget "
             f"{self.budget_share:.2%}; observed {self.observed_share:.0%} of the time, "
             f"{self.pauses} pauses over the budget",
@@ -146,8 +165,12 @@ def recorder_of(pid: int) -> int | None:
     return found[0] if found else None
 
 
+MAP_SERIES = ("lockscope_recorder_map_entries", "lockscope_recorder_map_capacity")
+
+
 def parse_metrics(text: str) -> dict[str, float]:
-    """Sums of the few series the soak reads."""
+    """Sums of the few series the soak reads, and each map's entries and capacity
+    (keyed "NAME.MAP")."""
     out: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("#") or not line.strip():
@@ -158,7 +181,11 @@ def parse_metrics(text: str) -> dict[str, float]:
                     "lockscope_recorder_budget_share", "lockscope_recorder_pauses_total",
                     "lockscope_recorder_observed_seconds_total",
                     "lockscope_recorder_window_seconds_total"):
-            out[name] = out.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
+            value = float(line.rsplit(" ", 1)[1])
+            out[name] = out.get(name, 0.0) + value
+            if name in MAP_SERIES and 'map="' in line:
+                which = line.split('map="', 1)[1].split('"', 1)[0]
+                out[f"{name}.{which}"] = value
     return out
 
 
@@ -175,6 +202,8 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
     env = LOCKSCOPE.env()
     proc: subprocess.Popen | None = None
     notes: list[str] = []
+    by_map: dict[str, Series] = {}
+    capacities: dict[str, float] = {}
     try:
         wait_threads(load.pid, 5)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -218,6 +247,12 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
                     longest = max(longest, now - last_new)
                 last_count, last_new = count, now
             entries.add(t, m.get("lockscope_recorder_map_entries"))
+            for k, v in m.items():
+                name, _, which = k.partition(".")
+                if which and name == MAP_SERIES[0]:
+                    by_map.setdefault(which, Series()).add(t, v)
+                elif which and name == MAP_SERIES[1]:
+                    capacities[which] = v
             share.add(t, m.get("lockscope_recorder_cpu_share"))
             capacity = m.get("lockscope_recorder_map_capacity", capacity)
             budget = m.get("lockscope_recorder_budget_share", budget)
@@ -251,6 +286,8 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
         recorder_rss_slope_mib_per_h=r.slope_per_hour(),
         map_entries=(e.v[0], e.v[-1]) if e.v else (0.0, 0.0), map_capacity=capacity,
         map_entries_slope_per_h=e.slope_per_hour(),
+        maps={k: MapFigures(st.v[0], st.v[-1], st.slope_per_hour(), capacities.get(k, 0.0))
+              for k, v in by_map.items() if (st := v.steady(start)).v},
         bpf_share_mean=sum(s.v) / len(s.v) if s.v else 0.0, budget_share=budget,
         observed_share=observed / window if window else 0.0, pauses=int(pauses),
         command=cmd, notes=notes)
