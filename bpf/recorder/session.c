@@ -19,6 +19,7 @@
 #include "setup/btfname.h"
 #include "setup/tpfields.h"
 #include "resolve/paths.h"
+#include "read/offcpu.h"
 #include "emit/series.h"
 #include "emit/document.h"
 #include "session.h"
@@ -459,10 +460,11 @@ int session_read(struct rec_session *s)
 		close_thread_times(&s->data, s->start_mono, s->end_mono,
 				   s->probe.skel->bss->observe_start_ns);
 	if (s->series && s->started) {
-		struct rec_data last;
+		struct rec_data last = { 0 };
 
-		/* the last interval ends with the window: the sums come out whole */
-		if (read_copy(&s->data, &last) == 0)
+		/* the last interval ends with the window: the sums come out whole,
+		 * and the document's are the series' (offcpu_raise) */
+		if (offcpu_raise(&s->data, &s->series->prev) == 0 && read_copy(&s->data, &last) == 0)
 			document_interval(s, &last, s->end_mono, false);
 		else
 			read_free(&last);

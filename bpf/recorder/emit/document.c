@@ -952,7 +952,9 @@ void document_interval(struct rec_session *s, struct rec_data *cur, __u64 now, b
 	size_t len = 0;
 	FILE *mem;
 
-	if (now <= ser->last_mono || read_delta(cur, &ser->prev, &delta)) {
+	/* raised first: what an earlier read had, this one counts too */
+	if (now <= ser->last_mono || offcpu_raise(cur, &ser->prev) ||
+	    read_delta(cur, &ser->prev, &delta)) {
 		read_free(cur);
 		return;
 	}

@@ -50,6 +50,59 @@ int offcpu_add_pending(struct rec_data *d, size_t max)
 	return 0;
 }
 
+static int cmp_offcpu_key(const void *a, const void *b)
+{
+	return memcmp(&((const struct rec_offcpu *)a)->k, &((const struct rec_offcpu *)b)->k,
+		      sizeof(struct offcpu_key));
+}
+
+/* A key's raw sums never fall in the kernel (no entry is deleted), but a
+ * read can see them fall: a pending slot flushed into the map after
+ * read_maps read the map is in neither part of that read. The next read
+ * has it again, so an interval taken as cur - prev would count it twice
+ * (a fall is no delta, the rise after it is). Each of prev's records
+ * raises cur's of the same key to its sums, and one cur lacks is added.
+ * prev is sorted by key. 0 or -ENOMEM. */
+int offcpu_raise(struct rec_data *cur, struct rec_data *prev)
+{
+	size_t i, n = cur->nr_offcpu, lacking = 0;
+	struct rec_offcpu *arr;
+	bool *seen;
+
+	if (!prev->nr_offcpu)
+		return 0;
+	seen = calloc(prev->nr_offcpu, sizeof(*seen));
+	if (!seen)
+		return -ENOMEM;
+	qsort(prev->offcpu, prev->nr_offcpu, sizeof(*prev->offcpu), cmp_offcpu_key);
+	for (i = 0; i < n; i++) {
+		struct rec_offcpu *c = &cur->offcpu[i];
+		const struct rec_offcpu *p = bsearch(c, prev->offcpu, prev->nr_offcpu,
+						     sizeof(*p), cmp_offcpu_key);
+
+		if (!p)
+			continue;
+		seen[p - prev->offcpu] = true;
+		if (p->v.count > c->v.count)
+			c->v.count = p->v.count;
+		if (p->v.total_ns > c->v.total_ns)
+			c->v.total_ns = p->v.total_ns;
+	}
+	for (i = 0; i < prev->nr_offcpu; i++)
+		lacking += !seen[i];
+	arr = lacking ? realloc(cur->offcpu, (n + lacking) * sizeof(*arr)) : cur->offcpu;
+	if (!arr) {
+		free(seen);
+		return -ENOMEM;
+	}
+	cur->offcpu = arr;
+	for (i = 0; i < prev->nr_offcpu; i++)
+		if (!seen[i])
+			arr[cur->nr_offcpu++] = prev->offcpu[i];
+	free(seen);
+	return 0;
+}
+
 /* A long wait (REC_OFF_LONG) is recorded whole: one without stacks stays so,
  * never spread over others. */
 static bool offcpu_unsampled(const struct offcpu_key *k)

@@ -247,8 +247,8 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP(inode_locks, struct rec_inode, inodes);
 	/* The off-CPU map before the threads' pending records: a slot flushed into
 	 * the map between the two reads is then missed by this read (the next one
-	 * has it), never counted twice; a sum counted twice would fall back at the
-	 * next read, and series intervals (deltas) would no longer add up. */
+	 * has it), never counted twice. A series raises each read to the one
+	 * before (offcpu_raise), so that the miss is not counted again once back. */
 	err = err ?: DUMP_PERCPU(offcpu, struct rec_offcpu, offcpu, &sum_reduce);
 	err = err ?: DUMP(tasks, struct rec_task, tasks);
 	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);

@@ -4,7 +4,10 @@
  *   R tid reason lock syscall kstack ustack count ns   (a map record)
  *   T tid reason lock syscall kstack ustack count ns   (a thread's pending sum;
  *     consecutive T lines of one tid fill its slots in turn)
- * from stdin, runs offcpu_add_pending and offcpu_spread, prints
+ *   P tid reason lock syscall kstack ustack count ns   (a record of the read
+ *     before, raw)
+ * from stdin, runs offcpu_add_pending, offcpu_raise (with P lines) and
+ * offcpu_spread, prints
  *   tid reason lock syscall kstack ustack count ns sampled_count sampled_ns
  * per record and a last line "drops N". Stack ids are numbers, -1 none. */
 #include <stdio.h>
@@ -12,6 +15,19 @@
 #include <string.h>
 #include "read/read_data.h"
 #include "read/offcpu.h"
+
+/* One more record at the end of d's. */
+static int add_record(struct rec_data *d, size_t *cap, const struct offcpu_key *k,
+		      const struct offcpu_val *v)
+{
+	if (d->nr_offcpu == *cap &&
+	    !(d->offcpu = realloc(d->offcpu, (*cap = *cap * 2 + 8) * sizeof(*d->offcpu))))
+		return -1;
+	memset(&d->offcpu[d->nr_offcpu], 0, sizeof(*d->offcpu));
+	d->offcpu[d->nr_offcpu].k = *k;
+	d->offcpu[d->nr_offcpu++].v = *v;
+	return 0;
+}
 
 static int read_key(const char *line, struct offcpu_key *k, struct offcpu_val *v)
 {
@@ -37,11 +53,12 @@ static int read_key(const char *line, struct offcpu_key *k, struct offcpu_val *v
 
 int main(void)
 {
-	struct rec_data d;
+	struct rec_data d, prev;
 	char line[256];
-	size_t max = 1 << 20, cap_o = 0, cap_t = 0, i, slot = 0;
+	size_t max = 1 << 20, cap_o = 0, cap_p = 0, cap_t = 0, i, slot = 0;
 
 	memset(&d, 0, sizeof(d));
+	memset(&prev, 0, sizeof(prev));
 	while (fgets(line, sizeof(line), stdin)) {
 		struct offcpu_key k;
 		struct offcpu_val v;
@@ -50,17 +67,14 @@ int main(void)
 			max = strtoul(line + 4, NULL, 10);
 			continue;
 		}
-		if ((line[0] != 'R' && line[0] != 'T') || read_key(line, &k, &v)) {
+		if (!strchr("RTP", line[0]) || !line[0] || read_key(line, &k, &v)) {
 			fprintf(stderr, "offcputest: bad line: %s", line);
 			return 2;
 		}
-		if (line[0] == 'R') {
-			if (d.nr_offcpu == cap_o &&
-			    !(d.offcpu = realloc(d.offcpu, (cap_o = cap_o * 2 + 8) * sizeof(*d.offcpu))))
+		if (line[0] == 'R' || line[0] == 'P') {
+			if (line[0] == 'R' ? add_record(&d, &cap_o, &k, &v) :
+					     add_record(&prev, &cap_p, &k, &v))
 				return 1;
-			memset(&d.offcpu[d.nr_offcpu], 0, sizeof(*d.offcpu));
-			d.offcpu[d.nr_offcpu].k = k;
-			d.offcpu[d.nr_offcpu++].v = v;
 		} else {
 			struct rec_task *t = d.nr_tasks ? &d.tasks[d.nr_tasks - 1] : NULL;
 			struct offcpu_pending *p;
@@ -81,7 +95,7 @@ int main(void)
 			p->ns = v.total_ns;
 		}
 	}
-	if (offcpu_add_pending(&d, max))
+	if (offcpu_add_pending(&d, max) || offcpu_raise(&d, &prev))
 		return 1;
 	offcpu_spread(&d);
 	for (i = 0; i < d.nr_offcpu; i++) {
@@ -96,5 +110,6 @@ int main(void)
 	printf("drops %llu\n", (unsigned long long)d.tallies[DROP_OFFCPU_FULL]);
 	free(d.offcpu);
 	free(d.tasks);
+	free(prev.offcpu);
 	return 0;
 }
