@@ -149,15 +149,17 @@ def test_failing_command_keeps_completed_points(tmp_path):
 @pytest.mark.kernel
 def test_command_past_the_time_limit_is_killed(tmp_path):
     require_tool("sleep")
-    # a child that outlives the limit by far: its whole process group must go
-    res, doc = command_sweep(tmp_path, "slow", "--command", "sleep 600 & sleep 600",
+    # a child that outlives the limit by far: its whole process group must go. Its
+    # length is this test's own: other tests beside it may run a "sleep 600".
+    length = f"600.{os.getpid()}"
+    res, doc = command_sweep(tmp_path, "slow", "--command", f"sleep {length} & sleep {length}",
                              "--time-limit", "3", fs="xfs")
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]
     assert "--time-limit 3 s: killed" in last, last
     assert doc["partial"] is True and doc["failed_point"]["threads"] == 1
     assert doc["runs"] == []
-    left = subprocess.run(["pgrep", "-f", "^sleep 600$"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", f"^sleep {length}$"], capture_output=True, text=True)
     assert left.stdout.strip() == "", left.stdout
 
 
