@@ -67,7 +67,8 @@ int main(void)
 			max = strtoul(line + 4, NULL, 10);
 			continue;
 		}
-		if (!strchr("RTP", line[0]) || !line[0] || read_key(line, &k, &v)) {
+		if ((line[0] != 'R' && line[0] != 'T' && line[0] != 'P') ||
+		    read_key(line, &k, &v)) {
 			fprintf(stderr, "offcputest: bad line: %s", line);
 			return 2;
 		}
