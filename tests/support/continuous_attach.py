@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import LOCKSCOPE
+from patience import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +49,7 @@ def attach(env: dict, *args: str, timeout: float = 60) -> subprocess.CompletedPr
 
 
 def get(url: str, timeout: float = 10) -> tuple[int, bytes]:
-    with urllib.request.urlopen(url, timeout=timeout) as r:
+    with urllib.request.urlopen(url, timeout=patience(timeout)) as r:
         return r.status, r.read()
 
 
@@ -91,7 +92,7 @@ def continuous_on_a_sleeper(args: list[str], port: int):
 
 
 def wait_metric(port: int, name: str, ok, timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     text = ""
     while time.monotonic() < deadline:
         text = get(f"http://127.0.0.1:{port}/metrics")[1].decode()

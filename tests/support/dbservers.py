@@ -24,6 +24,8 @@ from lockscope.run.dbserver.postgres import pgbench_argv, psql
 from lockscope.run.loopfs import make_loopfs
 from lockscope.run.workload.parsers import ToolOutputError, parse_pgbench, parse_sysbench
 
+from patience import patience
+
 __all__ = ["MariaDB", "Server", "mariadb", "mariadbd_binary", "mysql_query", "postgres"]
 
 
@@ -35,7 +37,7 @@ class MariaDB(dbserver.MariaDB):
         res = subprocess.run(["sysbench", "oltp_write_only", "--db-driver=mysql",
                               f"--mysql-socket={self.socket}", "--mysql-user=root",
                               "--mysql-db=sbtest", *args, command],
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=patience(timeout))
         if res.returncode:
             raise RuntimeError(f"sysbench {command} failed: {res.stdout[-1000:]}"
                                f"{res.stderr[-1000:]}")
@@ -121,7 +123,7 @@ def _commits(server: Server) -> int:
 def _commits_settled(server: Server, timeout: float = 60) -> int:
     """Until sum(xact_commit) grows by no more than this loop's own readings over a
     second, twice in a row; the last reading."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     last, calm = _commits(server), 0
     while calm < 2 and time.monotonic() < deadline:
         time.sleep(1)
@@ -176,7 +178,7 @@ def _tps(parse, output: str) -> float | None:
 def finish(client: subprocess.Popen, timeout: float = 120) -> str:
     """Wait for a benchmark client and return its output; killed if it hangs."""
     try:
-        out, _ = client.communicate(timeout=timeout)
+        out, _ = client.communicate(timeout=patience(timeout))
     except subprocess.TimeoutExpired:
         os.killpg(client.pid, signal.SIGKILL)
         out, _ = client.communicate()

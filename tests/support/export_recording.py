@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from patience import patience
 from record_common import prepare_file, recorder, start_fio, stop, wait_threads
 
 INTERVAL_MS = 500
@@ -67,7 +68,7 @@ class SeriesFollower:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(10)
+        self._thread.join(patience(10))
 
     def _run(self) -> None:
         try:

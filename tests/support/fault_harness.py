@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lockscope_cli import LOCKSCOPE
+from patience import patience
 
 # a small job: 64 KiB direct random writes over a written file per thread
 SMALL_JOB = """[global]
@@ -51,7 +52,7 @@ class Run:
 
     def wait_line(self, text: str, timeout: float = WAIT_S) -> float:
         """When a stderr line holding ``text`` came (waits for it)."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + patience(timeout)
         while time.monotonic() < deadline:
             for t, line in list(self.lines):
                 if text in line:
@@ -63,7 +64,7 @@ class Run:
 
     def wait_runs(self, n: int, timeout: float = WAIT_S) -> dict:
         """results.json once it holds ``n`` finished points."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + patience(timeout)
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
                 doc = json.loads((self.out / "results.json").read_text())
@@ -75,8 +76,8 @@ class Run:
         raise AssertionError(f"no results.json with {n} point(s): {self.text()[-3000:]}")
 
     def finish(self, timeout: float = WAIT_S) -> int:
-        self.proc.wait(timeout)
-        self._reader.join(10)
+        self.proc.wait(patience(timeout))
+        self._reader.join(patience(10))
         return self.proc.returncode
 
     def text(self) -> str:
@@ -162,7 +163,7 @@ def processes_mentioning(text: str) -> list[int]:
 def find_child(comm: str, mentioning: str, timeout: float = WAIT_S) -> int:
     """The pid of the process named ``comm`` whose command line holds ``mentioning``
     (waits for it)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     while time.monotonic() < deadline:
         for pid in processes_mentioning(mentioning):
             try:

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from patience import patience
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -29,7 +31,7 @@ class Lockscope:
     def run(self, *args: object, timeout: float = 300, env: dict | None = None,
             **kw) -> subprocess.CompletedProcess:
         return subprocess.run(self.argv + [str(a) for a in args], capture_output=True,
-                              text=True, timeout=timeout, env=env or self.env(), **kw)
+                              text=True, timeout=patience(timeout), env=env or self.env(), **kw)
 
     def start(self, *args: object, env: dict | None = None, **kw) -> subprocess.Popen:
         kw.setdefault("stdout", subprocess.PIPE)
@@ -68,10 +70,10 @@ def attach_with_open_window(*args: object, env: dict | None = None,
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
     try:
-        assert opened.wait(timeout), "".join(err)
+        assert opened.wait(patience(timeout)), "".join(err)
         yield proc, err
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        reader.join(5)
+        reader.join(patience(5))

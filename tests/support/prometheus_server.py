@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from patience import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRAPE_S = 1
@@ -22,13 +23,14 @@ def api(port: int, path: str, **params: str) -> dict:
     url = f"http://127.0.0.1:{port}{path}"
     if params:
         url += "?" + urllib.parse.urlencode(params)
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with urllib.request.urlopen(url, timeout=patience(10)) as r:
         doc = json.loads(r.read())
     assert doc["status"] == "success", doc
     return doc["data"]
 
 
 def wait_for(what: str, check, timeout: float = 60.0):
+    timeout = patience(timeout)
     deadline = time.monotonic() + timeout
     last: object = None
     while time.monotonic() < deadline:
@@ -67,7 +69,7 @@ def stop_prometheus(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(30)
+            proc.wait(patience(30))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

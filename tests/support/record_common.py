@@ -13,6 +13,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from patience import patience
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "build" / "bin" / "lockscope-record"
 INODE_KINDS = ("i_rwsem", "xfs_ilock", "invalidate_lock", "i_data_sem")
@@ -59,7 +61,7 @@ def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: floa
 
 def wait_threads(pid: int, n: int, timeout: float = 20) -> None:
     """Until the process has n threads (fio starts its jobs after a short setup)."""
-    deadline = time.time() + timeout
+    deadline = time.time() + patience(timeout)
     while time.time() < deadline:
         try:
             if len(os.listdir(f"/proc/{pid}/task")) >= n:
@@ -75,7 +77,7 @@ def stop(proc: subprocess.Popen | None) -> None:
         proc.send_signal(signal.SIGCONT)   # it may have been paused
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(10)
+            proc.wait(patience(10))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -110,7 +112,7 @@ def recorder(args: list[str], out: Path):
             proc.stdin.write("stop\n")
             proc.stdin.flush()
             proc.stdin.close()
-            assert proc.wait(FINISH_TIMEOUT_S) == 0, proc.stderr.read()[-2000:]
+            assert proc.wait(patience(FINISH_TIMEOUT_S)) == 0, proc.stderr.read()[-2000:]
             return json.loads(out.read_text())
 
         yield proc, start, finish
@@ -137,7 +139,7 @@ def record_gated_program(argv: list[str], out: Path, recorder_args: tuple[str, .
             prog.stdin.flush()
             lead = time.monotonic() - t0
             said = json.loads(prog.stdout.readline())
-            assert prog.wait(60) == 0
+            assert prog.wait(patience(60)) == 0
             doc = finish()
     finally:
         if prog.poll() is None:
@@ -149,7 +151,7 @@ def record_gated_program(argv: list[str], out: Path, recorder_args: tuple[str, .
 def remove_cgroup(cg: Path, timeout_s: float = 5.0) -> None:
     """Removes a test's cgroup once its last task has gone (rmdir fails while the
     kernel still counts one); left in place after timeout_s."""
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + patience(timeout_s)
     while cg.exists() and time.monotonic() < deadline:
         try:
             cg.rmdir()
@@ -160,6 +162,7 @@ def remove_cgroup(cg: Path, timeout_s: float = 5.0) -> None:
 def wait_for_series(series_out: Path, intervals: int, timeout_s: float = 60.0) -> None:
     """Blocks until the recorder has written `intervals` series lines: on a loaded host
     the intervals close later than the wall clock says, so a test waits for them."""
+    timeout_s = patience(timeout_s)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if series_out.exists() and len(series_out.read_text().splitlines()) >= intervals:
@@ -208,6 +211,7 @@ def wait_writing(proc: subprocess.Popen, calls: int = 8, timeout: float = 120) -
     """Until the process has made `calls` more write calls; else fails saying what its
     threads were doing (state, wait channel, kernel stack) or how it ended."""
     first = write_calls(proc.pid)
+    timeout = patience(timeout)
     deadline = time.monotonic() + timeout
     while proc.poll() is None and write_calls(proc.pid) - first < calls:
         if time.monotonic() > deadline:
@@ -289,7 +293,7 @@ def record_engine(engine: subprocess.Popen, out: Path, timeout: float) -> dict:
             start()
             engine.stdin.write("go\n")
             engine.stdin.flush()
-            assert engine.wait(timeout) == 0, engine.stderr.read()[-2000:]
+            assert engine.wait(patience(timeout)) == 0, engine.stderr.read()[-2000:]
             return finish()
     finally:
         if engine.poll() is None:

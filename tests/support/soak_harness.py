@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lockscope_cli import LOCKSCOPE
+from patience import patience
 from record_common import prepare_file, start_fio, wait_threads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,7 +237,7 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
             scrapes += 1
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
-                                            timeout=5) as r:
+                                            timeout=patience(5)) as r:
                     m = parse_metrics(r.read().decode())
             except OSError:
                 failed += 1
@@ -262,8 +263,8 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
             time.sleep(max(0.0, 1.0 - (time.monotonic() - now)))
         longest = max(longest, time.monotonic() - last_new)
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=120)
-        reader.join(timeout=10)
+        proc.wait(timeout=patience(120))
+        reader.join(timeout=patience(10))
         notes = [line.rstrip("\n") for line in later if "recorder" in line]
     finally:
         if proc is not None and proc.poll() is None:
@@ -271,7 +272,7 @@ def soak(seconds: float, work: Path, port: int, max_overhead: float | None = Non
             proc.wait()
         load.send_signal(signal.SIGINT)
         try:
-            load.wait(20)
+            load.wait(patience(20))
         except subprocess.TimeoutExpired:
             load.kill()
             load.wait()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from conftest import LOCKSCOPE
+from patience import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = "3"
@@ -39,13 +40,13 @@ def interrupt_after_first_point(out: Path, *args: str) -> dict:
     """`lockscope sweep ARGS --out OUT --no-report`, interrupted (SIGINT) once a point is
     on disk; it must exit 130. Its results.json."""
     proc = LOCKSCOPE.start("sweep", *args, "--out", out, "--no-report")
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience(120)
     while time.monotonic() < deadline and proc.poll() is None:
         f = out / "results.json"
         if f.exists() and json.loads(f.read_text())["runs"]:
             break
         time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=180)
+    _, err = proc.communicate(timeout=patience(180))
     assert proc.returncode == 130, err
     return json.loads((out / "results.json").read_text())

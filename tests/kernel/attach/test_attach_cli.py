@@ -13,6 +13,7 @@ import pytest
 
 from conftest import LOCKSCOPE
 from lockscope_cli import says_window_open
+from patience import patience
 from soak_harness import recorders_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -81,7 +82,7 @@ def test_target_exit_ends_the_attach_cleanly_and_a_bad_login_is_a_warning(tmp_pa
             if says_window_open(line):
                 go.touch()
                 break
-        _, rest = proc.communicate(timeout=120)
+        _, rest = proc.communicate(timeout=patience(120))
         took = time.monotonic() - t0
     finally:
         for p in (target, proc):
@@ -146,7 +147,7 @@ def test_sigkill_of_lockscope_leaves_no_recorder_behind(tmp_path):
         assert len(recorders) == 1
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + patience(15)
         while time.monotonic() < deadline and Path(f"/proc/{recorders[0]}").exists():
             time.sleep(0.1)
         stat = Path(f"/proc/{recorders[0]}/stat")
@@ -174,7 +175,7 @@ def test_ctrl_c_keeps_a_partial_but_valid_window(tmp_path):
                 break
         time.sleep(1.5)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=patience(60))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -29,6 +29,7 @@ from continuous_attach import (
     start_continuous,
     wait_metric,
 )
+from patience import patience
 from record_common import remove_cgroup
 from soak_harness import recorders_of
 
@@ -110,7 +111,7 @@ def test_a_pid_target_that_exits_is_down_and_sigterm_writes_the_final_results(tm
         wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 1.0)
         wait_metric(port, "lockscope_recorder_intervals_total", lambda m: m and m[0][1] >= 1)
         stop.touch()
-        target.wait(30)
+        target.wait(patience(30))
         wait_metric(port, "lockscope_target_up", lambda m: m and m[0][1] == 0.0)
         # the recorder is gone, the exporter still serves, and keeps serving
         time.sleep(2)
@@ -119,7 +120,7 @@ def test_a_pid_target_that_exits_is_down_and_sigterm_writes_the_final_results(tm
                            "lockscope_recorder_intervals_total")
         assert intervals and intervals[0][1] >= 1
         proc.send_signal(signal.SIGTERM)
-        stdout, rest = proc.communicate(timeout=120)
+        stdout, rest = proc.communicate(timeout=patience(120))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -134,7 +135,7 @@ def test_a_pid_target_that_exits_is_down_and_sigterm_writes_the_final_results(tm
 
 
 def _gone(pid: int, timeout: float = 15) -> bool:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     st = Path(f"/proc/{pid}/stat")
     while True:
         # gone, or a zombie of the dead parent waiting for init to reap it
@@ -169,7 +170,7 @@ def test_a_scrape_during_the_detach_is_answered_and_sigkill_leaves_no_recorder(t
             if not _gone(recorders[0], timeout=0):
                 answered += 1
             time.sleep(0.02)
-        proc.wait(60)
+        proc.wait(patience(60))
         assert proc.returncode == 0, "".join(err) + (proc.stderr.read() if proc.stderr else "")
         assert answered >= 1, "no scrape fell in the detach"
         assert _gone(recorders[0])
@@ -202,7 +203,7 @@ def _writer(exe: Path, out: Path, cgroup: Path | None = None) -> subprocess.Pope
 
 def _grows(port: int, timeout: float = 30) -> None:
     before = _writes_total(port)
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     while time.monotonic() < deadline:
         if _writes_total(port) > before:
             return
@@ -245,7 +246,7 @@ def test_a_restarted_target_is_recorded_again(tmp_path, how):
         _grows(port, timeout=40)
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=120)
+        _, rest = proc.communicate(timeout=patience(120))
         assert proc.returncode == 0, "".join(err) + rest
         if how == "cgroup":
             assert "made again" in rest, rest
@@ -265,7 +266,7 @@ def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
         first = recorders_of(proc.pid)
         seen = wait_metric(port, "lockscope_recorder_intervals_total",
                            lambda m: m and m[0][1] >= 2)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while time.monotonic() < deadline and first and not _gone(first[0], timeout=0):
             time.sleep(0.2)
         assert first and _gone(first[0], timeout=0), "the first recorder was not replaced"
@@ -273,7 +274,7 @@ def test_rotate_replaces_the_recorder_and_the_series_goes_on(tmp_path):
         wait_metric(port, "lockscope_recorder_intervals_total",
                     lambda m: m and m[0][1] >= before + 2)
         proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=120)
+        _, rest = proc.communicate(timeout=patience(120))
         assert proc.returncode == 0, "".join(err) + rest
         doc = json.loads((tmp_path / "out" / "results.json").read_text())
         assert doc["attach"]["rotations"] >= 1 and doc["attach"]["rotate_s"] == 3
@@ -286,7 +287,7 @@ def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
         first = recorders_of(proc.pid)
         assert len(first) == 1
         os.kill(first[0], signal.SIGKILL)
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + patience(40)
         again: list[int] = []
         while time.monotonic() < deadline and not again:
             again = [p for p in recorders_of(proc.pid) if p != first[0]]
@@ -296,5 +297,5 @@ def test_a_recorder_that_ends_on_its_own_is_started_again(tmp_path):
                            lambda m: m and m[0][1] >= 1)
         assert metric(text, "lockscope_target_up")[0][1] == 1.0
         proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=120)
+        _, rest = proc.communicate(timeout=patience(120))
         assert proc.returncode == 0 and "the recorder ended" in rest, "".join(err) + rest

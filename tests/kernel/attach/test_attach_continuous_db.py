@@ -25,6 +25,7 @@ import dbservers
 from conftest import require_tool
 from continuous_attach import free_port, start_continuous
 from db_attach import require_mariadb
+from patience import patience
 from prometheus_server import api, start_prometheus, stop_prometheus, wait_for
 
 pytestmark = pytest.mark.kernel
@@ -45,7 +46,7 @@ def go_pprof(go: str, *args: str, tmp: Path) -> str:
     # the frames carry their names: no symbolization (it would read the binaries)
     res = subprocess.run([go, "tool", "pprof", "-symbolize=none", *args],
                          capture_output=True, text=True,
-                         timeout=120, env=env)
+                         timeout=patience(120), env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 
@@ -78,7 +79,7 @@ def test_prometheus_and_pprof_read_a_continuous_attach_on_mariadb(tmp_path):
         load = None
         try:
             wait_for("prometheus ready", lambda: urllib.request.urlopen(
-                f"http://127.0.0.1:{prom_port}/-/ready", timeout=5).status == 200)
+                f"http://127.0.0.1:{prom_port}/-/ready", timeout=patience(5)).status == 200)
             load = dbservers.sysbench_start(server, threads=4, seconds=LOAD_S)
             query = 'sum(lockscope_file_sync_seconds_total{role="redo_log"})'
 
@@ -94,9 +95,9 @@ def test_prometheus_and_pprof_read_a_continuous_attach_on_mariadb(tmp_path):
                               timeout=LOAD_S)
             assert values[-1] > values[0]
             expo = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
-                                          timeout=10).read()
+                                          timeout=patience(10)).read()
             check = subprocess.run([promtool, "check", "metrics"], input=expo,
-                                   capture_output=True, timeout=60)
+                                   capture_output=True, timeout=patience(60))
             assert check.returncode == 0, check.stdout + check.stderr
             os.killpg(load.pid, signal.SIGTERM)   # its output is not read: no need to wait
             dbservers.finish(load)
@@ -105,12 +106,12 @@ def test_prometheus_and_pprof_read_a_continuous_attach_on_mariadb(tmp_path):
             for kind in ("mutex", "block"):
                 path = tmp_path / f"{kind}.pb.gz"
                 path.write_bytes(urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/debug/pprof/{kind}", timeout=30).read())
+                    f"http://127.0.0.1:{port}/debug/pprof/{kind}", timeout=patience(30)).read())
                 tops[kind] = go_pprof(go, "-top", "-sample_index=delay", str(path), tmp=tmp_path)
                 raw = go_pprof(go, "-raw", str(path), tmp=tmp_path)
                 assert "contentions/count" in raw and "delay/nanoseconds" in raw, raw[:2000]
             proc.send_signal(signal.SIGTERM)
-            _, rest = proc.communicate(timeout=120)
+            _, rest = proc.communicate(timeout=patience(120))
             assert proc.returncode == 0, "".join(err) + rest
         finally:
             if load is not None and load.poll() is None:

@@ -16,6 +16,7 @@ import dbservers
 from conftest import require_kernel, require_tool
 from continuous_attach import free_port, start_continuous
 from db_attach import require_mariadb, require_module
+from patience import patience
 from prometheus_server import wait_for
 
 pytestmark = pytest.mark.kernel
@@ -24,7 +25,7 @@ LOAD_S = 30     # at most: the load ends once a scrape has seen what is checked
 
 def scrape(port: int) -> dict[str, list]:
     """family name -> its samples, as Prometheus' own parser reads the exposition."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=20).read()
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=patience(20)).read()
     return {f.name: f.samples for f in text_string_to_metric_families(text.decode())}
 
 
@@ -69,7 +70,7 @@ def test_continuous_attach_serves_the_log_file_and_commits(kind, role, tmp_path)
             # the log file is named by its path inside the server's data directory
             assert all(str(server.datadir) in s.labels["file"] for s in files), files
             proc.send_signal(signal.SIGTERM)
-            _, rest = proc.communicate(timeout=120)
+            _, rest = proc.communicate(timeout=patience(120))
             assert proc.returncode == 0, "".join(err) + rest
         finally:
             if proc.poll() is None:

@@ -25,6 +25,7 @@ from lockscope.capabilities import CAPABILITIES, memlock_charged
 
 from conftest import ROOT, require_kernel
 from continuous_attach import free_port
+from patience import patience
 from prometheus_server import wait_for
 
 pytestmark = pytest.mark.kernel
@@ -97,7 +98,7 @@ def _attach(home: Path, caps: list[str], target: int, out: Path):
     argv, env = _python(home)
     return subprocess.run([*_as_service_user(caps), *argv, "attach", "--pid", str(target),
                            "--duration", "2", "--no-report", "--out", str(out)],
-                          env=env, capture_output=True, text=True, timeout=180, cwd="/")
+                          env=env, capture_output=True, text=True, timeout=patience(180), cwd="/")
 
 
 def _kernel_frames(results: Path) -> list[str]:
@@ -167,7 +168,7 @@ def test_continuous_attach_as_a_service_user(home, target):
     try:
         wait_for("the target's series served", lambda: "lockscope_target_up" in
                  urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
-                                        timeout=5).read().decode(), timeout=60)
+                                        timeout=patience(5)).read().decode(), timeout=60)
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         exporter = [c for c in children
                     if "exporter_process" in Path(f"/proc/{c}/cmdline").read_text()]
@@ -180,7 +181,7 @@ def test_continuous_attach_as_a_service_user(home, target):
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            _, err = proc.communicate(timeout=60)
+            _, err = proc.communicate(timeout=patience(60))
         except subprocess.TimeoutExpired:
             proc.kill()
             _, err = proc.communicate()

@@ -25,6 +25,7 @@ from lockscope.export.export_server import REQUEST_TIMEOUT_S
 
 from conftest import require_kernel
 from continuous_attach import continuous_on_a_sleeper, free_port
+from patience import patience
 from prometheus_server import api, start_prometheus, stop_prometheus, wait_for
 from tls_certs import Pki
 
@@ -58,14 +59,14 @@ def _get(port: int, pki: Pki, password: str | None = PASSWORD, cert: str | None 
         token = base64.b64encode(f"prometheus:{password}".encode()).decode()
         req.add_header("Authorization", f"Basic {token}")
     try:
-        with urllib.request.urlopen(req, context=_context(pki, cert), timeout=10) as r:
+        with urllib.request.urlopen(req, context=_context(pki, cert), timeout=patience(10)) as r:
             return r.status, dict(r.headers), r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), ""
 
 
 def _served_cert(port: int, pki: Pki) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+    with socket.create_connection(("127.0.0.1", port), timeout=patience(10)) as raw, \
             _context(pki).wrap_socket(raw, server_hostname="127.0.0.1") as s:
         return s.getpeercert(binary_form=True) or b""
 
@@ -108,13 +109,13 @@ def test_prometheus_scrapes_over_tls_with_basic_auth(tmp_path):
         for cert in (None, "stranger"):     # no client certificate; one of another CA
             with pytest.raises((ssl.SSLError, urllib.error.URLError, ConnectionError)):
                 _get(port, pki, cert=cert)
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as plain:
+        with socket.create_connection(("127.0.0.1", port), timeout=patience(10)) as plain:
             plain.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
             assert plain.recv(4096) == b""      # plain HTTP: not one byte of HTTP back
         # a client that connects and never starts TLS holds one slot, and not for long
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as staller:
+        with socket.create_connection(("127.0.0.1", port), timeout=patience(10)) as staller:
             assert _get(port, pki)[0] == 200
-            staller.settimeout(REQUEST_TIMEOUT_S * 4)
+            staller.settimeout(patience(REQUEST_TIMEOUT_S * 4))
             t = time.monotonic()
             try:
                 assert staller.recv(1) == b""

@@ -20,6 +20,7 @@ import pytest
 from lockscope.binaries import find_binary
 
 from conftest import require_tool, shared_dir
+from patience import patience
 
 pytestmark = pytest.mark.kernel
 
@@ -58,7 +59,7 @@ def run_load(load: str, *args: str, out: Path | None = None, timeout: float = 60
     argv = [load, *args]
     if out is not None:
         argv += ["--output-format=json", f"--output={out}"]
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=patience(timeout))
     doc = json.loads(out.read_text()) if out is not None and out.exists() and \
         out.stat().st_size else None
     return res.returncode, doc, res.stderr
@@ -106,7 +107,7 @@ FIO_JOB = ["--rw=randwrite", "--bs=4k", "--size=4m", "--numjobs=2", "--direct=1"
 
 
 def fio_json(args: list[str]) -> dict:
-    res = subprocess.run(["fio", *args], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(["fio", *args], capture_output=True, text=True, timeout=patience(120))
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout[res.stdout.index("{"):])
 
@@ -182,7 +183,7 @@ def test_text_output_and_status_lines(load, xfs_fs):
     res = subprocess.run([load, "--name=txt", f"--filename={xfs_fs.path}/t.dat",
                           "--rw=randwrite", "--bs=4k", "--size=2m", "--direct=1",
                           "--time_based", "--runtime=1.2", "--status-interval=0.5"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=patience(60))
     assert res.returncode == 0, res.stderr
     status = [line for line in res.stdout.splitlines() if line.startswith("[")]
     assert len(status) >= 2 and all("IOPS" in line for line in status)
@@ -206,7 +207,7 @@ def layout_at_ready(load: str, tmp_path: Path, path: Path, *args: str) -> tuple:
         assert proc.stdout.readline() == "ready\n", proc.stderr.read()
         extents, size = fiemap(path), path.stat().st_size
         proc.stdin.close()  # EOF starts the timed phase too
-        assert proc.wait(60) == 0, proc.stderr.read()
+        assert proc.wait(patience(60)) == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -497,7 +498,7 @@ def test_start_on_stdin(load, xfs_fs, tmp_path):
         go_wall = time.time_ns()
         proc.stdin.write("go\n")
         proc.stdin.flush()
-        assert proc.wait(30) == 0
+        assert proc.wait(patience(30)) == 0
         rest_of_stdout = proc.stdout.read()
         status = [json.loads(line) for line in proc.stderr.read().splitlines()]
     finally:
@@ -531,7 +532,7 @@ def test_sigint_stops_and_reports(load, xfs_fs, tmp_path):
         proc.stdin.flush()
         time.sleep(1.2)
         proc.send_signal(signal.SIGINT)
-        rc = proc.wait(20)
+        rc = proc.wait(patience(20))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -554,7 +555,7 @@ def test_sigint_while_waiting_for_go(load, xfs_fs, tmp_path):
     try:
         assert proc.stdout.readline() == "ready\n"
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 130
+        assert proc.wait(patience(20)) == 130
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -19,6 +19,7 @@ from lockscope.run.loopfs import make_loopfs
 
 from conftest import require_tool
 from export_recording import SeriesFollower, contention
+from patience import patience
 from prometheus_server import api, start_prometheus, stop_prometheus, wait_for
 
 pytestmark = pytest.mark.kernel
@@ -43,7 +44,7 @@ def test_prometheus_scrapes_the_exporter(tmp_path):
     fs = make_loopfs("ext4", size_bytes=1 << 30)
     try:
         wait_for("prometheus ready", lambda: urllib.request.urlopen(
-            f"http://127.0.0.1:{port}/-/ready", timeout=5).status == 200)
+            f"http://127.0.0.1:{port}/-/ready", timeout=patience(5)).status == 200)
         with contention(fs.path, tmp_path) as (path, series, start, finish), \
                 SeriesFollower(series, state.add_interval) as follower:
             start()

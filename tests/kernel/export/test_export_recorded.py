@@ -27,6 +27,7 @@ from lockscope.run.loopfs import make_loopfs
 
 from conftest import require_tool
 from export_recording import record
+from patience import patience
 
 pytestmark = pytest.mark.kernel
 
@@ -52,7 +53,7 @@ def go_pprof(args: list[str], profile: Path | str, env: dict[str, str] | None = 
     # a first run builds pprof into the Go build cache: minutes on a busy machine
     go = require_tool("go")
     res = subprocess.run([go, "tool", "pprof", *args, str(profile)], capture_output=True,
-                         text=True, timeout=600, env={**os.environ, **(env or {})})
+                         text=True, timeout=patience(600), env={**os.environ, **(env or {})})
     assert res.returncode == 0, res.stderr[-2000:]
     return res.stdout
 
@@ -230,7 +231,7 @@ def test_exposition_passes_promtool_and_openmetrics(recorded):
     promtool = require_tool("promtool")
     text = exposition(state)
     res = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=patience(60))
     assert res.returncode == 0 and not res.stdout.strip(), res.stdout + res.stderr
     om = exposition(state, openmetrics=True)
     assert om.rstrip().endswith("# EOF")

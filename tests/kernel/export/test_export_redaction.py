@@ -15,13 +15,14 @@ from lockscope.run.loopfs import make_loopfs
 
 from conftest import require_kernel, require_tool
 from export_recording import SeriesFollower, contention
+from patience import patience
 from prometheus_server import wait_for
 
 pytestmark = pytest.mark.kernel
 
 
 def _lock_series(link: ExporterLink) -> list[str]:
-    text = urllib.request.urlopen(f"{link.url}/metrics", timeout=10).read().decode()
+    text = urllib.request.urlopen(f"{link.url}/metrics", timeout=patience(10)).read().decode()
     return [line for line in text.splitlines()
             if line.startswith("lockscope_lock_wait_seconds_total{") and 'lock="i_rwsem"' in line]
 

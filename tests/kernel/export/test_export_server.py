@@ -22,6 +22,7 @@ from lockscope.export.profile_pb2 import Profile
 from lockscope.run.loopfs import make_loopfs
 
 from export_recording import record
+from patience import patience
 
 pytestmark = pytest.mark.kernel
 
@@ -52,7 +53,7 @@ def served(intervals):
 
 
 def get(server: ExportServer, path: str, headers: dict[str, str] | None = None):
-    conn = http.client.HTTPConnection(server.listen.host, server.listen.port, timeout=20)
+    conn = http.client.HTTPConnection(server.listen.host, server.listen.port, timeout=patience(20))
     try:
         conn.request("GET", path, headers=headers or {})
         resp = conn.getresponse()
@@ -161,7 +162,7 @@ def test_slow_clients_do_not_stall_recording(served):
 
     t = threading.Thread(target=feed)
     t.start()
-    t.join(30)
+    t.join(patience(30))
     assert done.is_set(), "add_interval waited for a client"
     # the slow clients are still connected (the server has not answered the first)
     stalled.setblocking(False)
@@ -174,7 +175,7 @@ def test_slow_clients_do_not_stall_recording(served):
     assert fams["lockscope_recorder_intervals"].samples[0].value == before + len(rest)
     # the deadline (5 s here) ends the stalled request: the server closes it
     stalled.setblocking(True)
-    stalled.settimeout(30)
+    stalled.settimeout(patience(30))
     t0 = time.monotonic()
     assert stalled.recv(1) == b""
     assert time.monotonic() - t0 < 30
@@ -191,7 +192,7 @@ def test_connection_cap_refuses_the_excess(served):
             s.sendall(b"GET / HTTP/1.0\r\n")   # never finished
         time.sleep(0.5)
         extra = socket.create_connection(addr)
-        extra.settimeout(10)
+        extra.settimeout(patience(10))
         extra.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
         try:
             assert extra.recv(100) == b""   # closed without an answer
@@ -202,7 +203,7 @@ def test_connection_cap_refuses_the_excess(served):
         for s in held:
             s.close()
     # once they are gone, requests are served again
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + patience(10)
     while time.monotonic() < deadline:
         try:
             if get(server, "/metrics")[0] == 200:

@@ -23,6 +23,7 @@ from lockscope.export.metrics_registry import make_registry
 from lockscope.run.loopfs import make_loopfs
 
 from conftest import require_tool
+from patience import patience
 from record_common import recorder, stop
 
 pytestmark = pytest.mark.kernel
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.kernel
 def wait_open(pid: int, paths: list, timeout: float = 20) -> None:
     """Until the process has every file open (fio lays files out one by one first)."""
     want = {str(p) for p in paths}
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     while time.monotonic() < deadline:
         fds = Path(f"/proc/{pid}/fd")
         try:

@@ -15,6 +15,7 @@ import pytest
 from lockscope.run.continuous import RESTART_BACKOFF_S
 
 from continuous_attach import free_port, get, metric, start_continuous, wait_metric
+from patience import patience
 from soak_harness import recorders_of
 
 pytestmark = pytest.mark.kernel
@@ -33,7 +34,7 @@ def test_recorder_killed_then_target_gone_metrics_keep_answering(tmp_path):
         assert len(first) == 1
         os.kill(first[0], signal.SIGKILL)
         # while it is down, and until it runs again, every scrape is answered
-        deadline = time.monotonic() + RESTART_BACKOFF_S * 3
+        deadline = time.monotonic() + patience(RESTART_BACKOFF_S * 3)
         seen = 0.0
         while time.monotonic() < deadline and seen < 1:
             status, body = get(f"http://127.0.0.1:{port}/metrics")
@@ -51,7 +52,7 @@ def test_recorder_killed_then_target_gone_metrics_keep_answering(tmp_path):
         assert get(f"http://127.0.0.1:{port}/metrics")[0] == 200
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=120)
+        _, rest = proc.communicate(timeout=patience(120))
         assert proc.returncode == 0, "".join(err) + rest
         assert "Traceback" not in "".join(err) + rest
     finally:
@@ -81,7 +82,7 @@ def test_recorder_killed_under_a_bounded_attach(tmp_path):
             if says_window_open(line):
                 break
         os.kill(recorders_of(proc.pid)[0], signal.SIGKILL)
-        _, rest = proc.communicate(timeout=60)
+        _, rest = proc.communicate(timeout=patience(60))
         err = "".join(said) + rest
     finally:
         target.kill()

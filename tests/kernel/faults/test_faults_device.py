@@ -22,6 +22,7 @@ from fault_harness import (
     mounted,
     start_sweep,
 )
+from patience import patience
 
 pytestmark = pytest.mark.kernel
 HERE = Path(__file__).resolve().parents[2] / "support"
@@ -43,7 +44,7 @@ def failing_disk(tmp_path):
     mnt.mkdir()
     server = subprocess.Popen([sys.executable, str(HERE / "failing_fuse.py"), str(backing),
                                str(mnt), str(control)], stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + patience(30)
     while str(mnt) not in mounted():
         assert server.poll() is None and time.monotonic() < deadline, server.stderr
         time.sleep(0.05)
@@ -52,12 +53,12 @@ def failing_disk(tmp_path):
     finally:
         # an image's blocks are freed by a short-lived child holding it (loopfs):
         # the mount is busy until it closes
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while subprocess.run(["umount", str(mnt)], capture_output=True).returncode and \
                 time.monotonic() < deadline:
             time.sleep(0.2)
         try:
-            server.wait(10)
+            server.wait(patience(10))
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()

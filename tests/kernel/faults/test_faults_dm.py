@@ -33,6 +33,7 @@ from fault_harness import (
     processes_mentioning,
     start_sweep,
 )
+from patience import patience
 
 pytestmark = pytest.mark.kernel
 RUNTIME = "1"
@@ -123,7 +124,7 @@ def _teardown(disk: DmDisk) -> None:
     if str(disk.mnt) in mounted():
         # a filesystem whose device failed unmounts (its journal aborted); a process of
         # the sweep still in it would keep it busy a moment
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while _run("umount", disk.mnt, check=False).returncode and \
                 time.monotonic() < deadline:
             time.sleep(0.2)

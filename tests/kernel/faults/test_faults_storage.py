@@ -29,6 +29,7 @@ from fault_harness import (
     start_sweep,
     thin_storage,
 )
+from patience import patience
 
 pytestmark = pytest.mark.kernel
 RUNTIME = "2"
@@ -201,7 +202,7 @@ def test_no_loop_device_to_be_had(tmp_path):
         "--out", str(tmp_path / "out"), "--no-report"])
     res = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                           f"{binds}mount --bind {dev} /dev && exec {cmd}"],
-                         capture_output=True, text=True, env=LOCKSCOPE.env(), timeout=120)
+                         capture_output=True, text=True, env=LOCKSCOPE.env(), timeout=patience(120))
     assert res.returncode == 1, res.stderr
     assert "Traceback" not in res.stderr
     last = res.stderr.strip().splitlines()[-1]

@@ -24,6 +24,7 @@ from lockscope.run.tracefs import TRACEFS, ensure_tracefs
 
 from conftest import require_tool
 from lockscope_cli import LOCKSCOPE, attach_with_open_window
+from patience import patience
 from record_common import file_locks, recorder, start_engine
 
 pytestmark = pytest.mark.kernel
@@ -79,8 +80,8 @@ def _attach_finding(path: Path, out: Path) -> None:
                                      "--max-overhead", "100", "--no-report",
                                      "--out", out) as (proc, err):
             _go(engine)
-            assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
-            proc.wait(120)
+            assert engine.wait(patience(60)) == 0, engine.stderr.read()[-2000:]
+            proc.wait(patience(120))
         assert proc.returncode == 0, "".join(err)
     finally:
         _close(engine)
@@ -116,7 +117,7 @@ def _bpftrace(bpftrace: str, script: Path, path: Path) -> subprocess.Popen:
     while line and not line.startswith("following i_rwsem"):
         line = proc.stdout.readline()
     if not line:
-        proc.wait(10)
+        proc.wait(patience(10))
         raise AssertionError(f"bpftrace did not attach: {proc.stderr.read()[-2000:]}")
     assert f"ino {st.st_ino} " in line, line
     return proc
@@ -133,13 +134,13 @@ def _watch_both(bpftrace: str, script: Path, path: Path, work: Path) -> tuple[di
         with recorder(["--pid", str(engine.pid)], work / "r.json") as (_, start, finish):
             start()
             _go(engine)
-            assert engine.wait(60) == 0, engine.stderr.read()[-2000:]
+            assert engine.wait(patience(60)) == 0, engine.stderr.read()[-2000:]
             doc = finish()
         time.sleep(0.2)  # the last contention_end reached both
         tracer.send_signal(signal.SIGINT)
         # bpftrace detaches its probes one by one, each after a grace period,
         # which a host busy with other tests can stretch far
-        out, err = tracer.communicate(timeout=300)
+        out, err = tracer.communicate(timeout=patience(300))
     finally:
         _close(engine)
         if tracer is not None and tracer.poll() is None:
@@ -213,5 +214,5 @@ def test_each_variant_compiles_with_this_bpftrace(probes, tmp_path):
     assert made.returncode == 0, made.stderr
     elf = tmp_path / "f.o"
     res = subprocess.run([bpftrace, "--emit-elf", str(elf), str(script)], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=patience(120))
     assert elf.is_file() and elf.stat().st_size > 0, res.stderr[-2000:]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from patience import patience
 from record_common import record_binary
 
 pytestmark = pytest.mark.kernel
@@ -31,7 +32,7 @@ DUTY_FLOOR = 0.10   # attach/duty.h DUTY_FLOOR_PCT: the share is judged at the d
 
 def record(pid: int, out: Path, *args: str) -> dict:
     res = subprocess.run([record_binary(), "--pid", str(pid), "--out", str(out), *args],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=patience(120))
     assert res.returncode == 0, res.stderr
     return json.loads(out.read_text())
 

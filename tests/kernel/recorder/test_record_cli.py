@@ -18,12 +18,13 @@ import pytest
 
 from lockscope.report.notes import missing_notes
 
+from patience import patience
 from record_common import record_binary, recorder
 
 
 def run(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([record_binary(), *args], capture_output=True, text=True, timeout=60,
-                          **kw)
+    return subprocess.run([record_binary(), *args], capture_output=True, text=True,
+                          timeout=patience(60), **kw)
 
 
 def one_line_error(res: subprocess.CompletedProcess, code: int, *words: str) -> None:
@@ -110,7 +111,7 @@ def test_not_root_says_what_is_missing():
         os.chmod(home, 0o755)
         exe = shutil.copy(record_binary(), home)
         res = subprocess.run([exe, "--duration", "1"], capture_output=True, text=True,
-                             preexec_fn=lambda: os.setuid(65534), timeout=30)
+                             preexec_fn=lambda: os.setuid(65534), timeout=patience(30))
     assert res.returncode not in (0, 2)
     one_line_error(res, res.returncode, "not root", "lockscope doctor")
 
@@ -119,7 +120,7 @@ def attach_works() -> dict[str, bool]:
     """Which attach kinds a direct load+attach of a test program accepts here
     (lockscope-features): the independent route every expectation below rests on."""
     res = subprocess.run([str(Path(record_binary()).with_name("lockscope-features"))],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=patience(60))
     return {k: bool(v.get("ok")) for k, v in json.loads(res.stdout)["attach"].items()}
 
 
@@ -233,7 +234,7 @@ def test_start_on_stdin_stops_at_eof_and_at_duration(tmp_path):
     assert proc.stdout.readline() == "ready\n"
     proc.stdin.write("go\n")
     proc.stdin.flush()
-    assert proc.wait(30) == 0        # --duration ended it, stdin still open
+    assert proc.wait(patience(30)) == 0        # --duration ended it, stdin still open
     assert 0.35e9 < json.loads(out.read_text())["interval"]["duration_ns"] < 5e9
     proc.stdin.close()
 
@@ -244,7 +245,7 @@ def test_start_on_stdin_stops_at_eof_and_at_duration(tmp_path):
     proc.stdin.flush()
     time.sleep(0.3)
     proc.stdin.close()               # EOF ends it
-    assert proc.wait(30) == 0
+    assert proc.wait(patience(30)) == 0
     assert json.loads(out.read_text())["interval"]["duration_ns"] > 0.2e9
 
 
@@ -255,7 +256,7 @@ def test_sigterm_still_writes_the_document(tmp_path):
                             stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(30) == 0
+    assert proc.wait(patience(30)) == 0
     assert json.loads(out.read_text())["schema"] == "lockscope-record/1"
 
 
@@ -292,8 +293,8 @@ def test_sigkill_leaves_no_program_or_link(tmp_path):
         assert len(links) >= 10 and progs
         assert links <= _bpftool_ids("link")
         proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    deadline = time.time() + 10      # links and programs are freed asynchronously (RCU)
+        proc.wait(patience(10))
+    deadline = time.time() + patience(10)      # links and programs are freed asynchronously (RCU)
     while time.time() < deadline:
         if not (links & _bpftool_ids("link")) and not (progs & _bpftool_ids("prog")):
             break
@@ -313,7 +314,7 @@ def test_out_to_a_fifo_is_written_in_place_and_no_file_is_clobbered(tmp_path):
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
     reader.start()
     res = run("--duration", "0.2", "--out", str(fifo))
-    reader.join(30)
+    reader.join(patience(30))
     assert res.returncode == 0, res.stderr
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert json.loads(got[0])["schema"] == "lockscope-record/1"
@@ -339,7 +340,7 @@ def test_raw_syscalls_count_the_same_calls(tmp_path, raw):
             _, start, finish):
         start()
         subprocess.run([str(dd), "if=/dev/zero", f"of={tmp_path / 'x'}", "bs=4k", "count=300",
-                        "oflag=direct", "status=none"], check=True, timeout=60)
+                        "oflag=direct", "status=none"], check=True, timeout=patience(60))
         doc = finish()
     feats = {f["name"]: f for f in doc["features"]}
     per_call = Path("/sys/kernel/tracing/events/syscalls/sys_exit_write").exists()

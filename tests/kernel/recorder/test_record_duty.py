@@ -15,6 +15,7 @@ import pytest
 from lockscope import schema
 from lockscope.binaries import find_binary
 
+from patience import patience
 from record_common import dio_entry, record_binary, recorder, wait_for_series
 
 WINDOW_S = 4.0
@@ -28,7 +29,8 @@ PERIOD_MS = 200
     (["--duty-period-ms", "5"], "--duty-period-ms"),
 ])
 def test_bad_duty_options_exit_2(args, word):
-    res = subprocess.run([record_binary(), *args], capture_output=True, text=True, timeout=30)
+    res = subprocess.run([record_binary(), *args], capture_output=True, text=True,
+                         timeout=patience(30))
     assert res.returncode == 2, res
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and word in lines[0], res.stderr
@@ -58,7 +60,7 @@ def record_during_writes(fs_path: Path, tmp: Path, name: str, extra: list[str]
             time.sleep(WINDOW_S)
             doc = finish()
         finally:
-            _, err = writer.communicate(timeout=60)
+            _, err = writer.communicate(timeout=patience(60))
     assert writer.returncode == 0, err
     job = json.loads(out.read_text())["jobs"][0]
     return doc, job["write"]["total_ios"] / (job["job_runtime"] / 1000)
@@ -177,7 +179,7 @@ def test_budget_lowers_the_duty_under_load_and_raises_it_when_the_load_ends(ext4
         try:
             time.sleep(1)
             start()  # about 3 s of writes in the window, then 4 s of none
-            _, err = writer.communicate(timeout=60)
+            _, err = writer.communicate(timeout=patience(60))
             time.sleep(4)
             doc = finish()
         finally:

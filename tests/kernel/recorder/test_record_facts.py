@@ -17,11 +17,12 @@ from lockscope.analysis.series import interval_throughput
 from lockscope.binaries import find_binary, recorder_facts, recorder_syscalls
 from lockscope.cli.doctor_cmd import ATTACH_KINDS
 
+from patience import patience
 from record_common import recorder
 
 
 def _run_json(*argv: str) -> dict:
-    res = subprocess.run(list(argv), capture_output=True, text=True, timeout=600)
+    res = subprocess.run(list(argv), capture_output=True, text=True, timeout=patience(600))
     return json.loads(res.stdout)
 
 

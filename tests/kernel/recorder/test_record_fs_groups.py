@@ -15,6 +15,7 @@ import pytest
 from lockscope.report.notes import missing_notes
 
 from conftest import require_tool
+from patience import patience
 from record_common import (
     dio_entry,
     prepare_file,
@@ -40,7 +41,7 @@ def statfs_type(path: str) -> str:
     """The type coreutils names from the superblock magic: a route independent of the
     recorder's st_dev -> mountinfo lookup."""
     res = subprocess.run(["stat", "-f", "-L", "-c", "%T", path], capture_output=True,
-                         text=True, timeout=10)
+                         text=True, timeout=patience(10))
     return res.stdout.strip() or "?"
 
 
@@ -60,7 +61,7 @@ def target_types(pid: int) -> set[str]:
 def wait_open(pid: int, path: Path, timeout: float = 20) -> None:
     """Until the process has path open (fio opens its file after starting its threads)."""
     real = os.path.realpath(path)
-    deadline = time.time() + timeout
+    deadline = time.time() + patience(timeout)
     while time.time() < deadline:
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:
@@ -74,7 +75,7 @@ def wait_open(pid: int, path: Path, timeout: float = 20) -> None:
 
 def list_features(*args: str) -> dict[str, dict]:
     res = subprocess.run([record_binary(), "--list-features", *args], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=patience(120))
     assert res.returncode == 0, res.stderr
     return {g["name"]: g for g in json.loads(res.stdout)["groups"]}
 

@@ -31,6 +31,7 @@ from lockscope.analysis.runs import lock_key
 from lockscope.run.loopfs import make_loopfs
 
 from conftest import ROOT, require_kernel
+from patience import patience
 from record_common import file_locks, record_binary, recorder
 
 pytestmark = pytest.mark.kernel
@@ -71,7 +72,7 @@ def record_load(path: Path, out: Path, load_args: list[str], rec_args: list[str]
     finally:
         if load.poll() is None:
             load.terminate()
-        load.wait(30)
+        load.wait(patience(30))
     return doc
 
 

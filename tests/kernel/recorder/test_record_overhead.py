@@ -17,6 +17,7 @@ import pytest
 
 from lockscope.binaries import find_binary
 
+from patience import patience
 from record_common import record_binary, recorder, wait_for_series
 
 CORE = ("lock", "lock_slowpath", "dio", "sched")  # docs/recorder-json.md, "overhead"
@@ -30,7 +31,7 @@ WRITE_LOOP = ("import os, time\n"
 
 def run_record(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([record_binary(), *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=patience(timeout))
 
 
 @pytest.mark.parametrize("args,word", [
@@ -56,7 +57,7 @@ def direct_writes(fs_path: Path, name: str, ios: int) -> int:
                           f"--filename={fs_path / name}.dat", "--rw=randwrite", "--bs=4k",
                           "--direct=1", "--size=4m", f"--io_size={ios * 4}k",
                           "--output-format=json", f"--output={out}"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=patience(120))
     assert res.returncode == 0, res.stderr
     return json.loads(out.read_text())["jobs"][0]["write"]["total_ios"]
 
@@ -80,7 +81,7 @@ def prog_ids(owner: int) -> set[int]:
 def bpftool_runs(ids: set[int]) -> dict[int, tuple[int, int]]:
     """Program id -> (run_cnt, run_time_ns), as bpftool reads them."""
     res = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True,
-                         timeout=60, check=True)
+                         timeout=patience(60), check=True)
     return {p["id"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0))
             for p in json.loads(res.stdout) if p["id"] in ids}
 
@@ -279,7 +280,7 @@ def test_a_window_that_never_opened_costs_nothing(tmp_path):
     out = tmp_path / "rec.json"
     res = subprocess.run([record_binary(), "--start-on-stdin", "--interval-ms", "100",
                           "--out", str(out)], input="", capture_output=True, text=True,
-                         timeout=60)
+                         timeout=patience(60))
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
     o = doc["overhead"]
@@ -324,7 +325,7 @@ def sampled_window(tmp_path: Path, *args: str,
             counts.append((time.monotonic(), fdinfo_runs(rec.pid)))
             time.sleep(0.1)
         rec.stdin.close()
-        assert rec.wait(60) == 0, rec.stderr.read()
+        assert rec.wait(patience(60)) == 0, rec.stderr.read()
     finally:
         writer.kill()
         writer.wait()

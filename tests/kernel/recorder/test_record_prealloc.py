@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from patience import patience
 from record_common import recorder
 
 pytestmark = pytest.mark.kernel
@@ -30,7 +31,7 @@ LAZY = {"lock_stats", "offcpu", "dio_stats", "jbd2_handles"}
 def kernel_has_bpf_allocator() -> bool:
     bpftool = require_tool("bpftool")
     res = subprocess.run([bpftool, "btf", "dump", "file", "/sys/kernel/btf/vmlinux"],
-                         capture_output=True, text=True, timeout=300, check=True)
+                         capture_output=True, text=True, timeout=patience(300), check=True)
     return "STRUCT 'bpf_mem_alloc'" in res.stdout
 
 
@@ -48,7 +49,7 @@ def recorder_maps(pid: int) -> dict[str, dict]:
             if line.startswith("map_id:"):
                 ids.add(int(line.split()[1]))
     res = subprocess.run([require_tool("bpftool"), "map", "show", "-j"], capture_output=True,
-                         text=True, timeout=60, check=True)
+                         text=True, timeout=patience(60), check=True)
     maps = {m["name"]: m for m in json.loads(res.stdout) if m["id"] in ids}
     assert LAZY <= set(maps), sorted(maps)
     return maps
@@ -71,7 +72,7 @@ def churn(directory: Path, seconds: float, procs: int = 4) -> None:
     for p in ps:
         p.start()
     for p in ps:
-        p.join(seconds + 30)
+        p.join(seconds + patience(30))
 
 
 def record(tmp_path: Path) -> tuple[dict[str, dict], dict, str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from patience import patience
 
 ROOT = Path(__file__).resolve().parents[3]
 # LOCKSCOPE_SYMTEST runs the tests against another build (e.g. with sanitizers).
@@ -65,7 +66,8 @@ def symtest() -> str:
 
 
 def run(symtest: str, *args, ok: bool = True) -> subprocess.CompletedProcess:
-    res = subprocess.run([symtest, *map(str, args)], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([symtest, *map(str, args)], capture_output=True, text=True,
+                         timeout=patience(60))
     if ok:
         assert res.returncode == 0, res.stderr
     return res
@@ -152,7 +154,7 @@ class Child:
     def end(self) -> None:
         if self.proc.poll() is None:
             self.proc.stdin.close()
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=patience(10))
 
     def __enter__(self):
         return self
@@ -283,7 +285,7 @@ def test_user_symbols_survive_process_exit(symtest, tmp_path):
         assert snap.stdout.readline() == "loaded\n"
         child.end()
     assert not os.path.exists(f"/proc/{child.pid}")
-    out, _ = snap.communicate("\n", timeout=30)
+    out, _ = snap.communicate("\n", timeout=patience(30))
     assert snap.returncode == 0
     assert out.splitlines() == before == ["lockscope_target_fn+0x3", before[1]]
     assert before[1].endswith("+0x0") and before[1] != UNKNOWN

@@ -22,6 +22,7 @@ from lockscope.analysis.userwait import IDLE, USER_LOCK, classify
 
 from conftest import require_tool
 from dbservers import MariaDB, mariadbd_binary
+from patience import patience
 from record_common import record_binary
 
 CHAIN_SRC = r"""
@@ -143,7 +144,7 @@ def test_chain_without_frame_pointers_is_unwound(tmp_path):
         out = tmp_path / "rec.json"
         subprocess.run([record_binary(), "--max-overhead", "0",
                         "--pid", ",".join(str(p.pid) for p in procs.values()),
-                        "--duration", "2", "--out", str(out)], check=True, timeout=60)
+                        "--duration", "2", "--out", str(out)], check=True, timeout=patience(60))
     finally:
         for p in procs.values():
             p.kill()
@@ -211,7 +212,7 @@ def test_mariadb_futex_waits_have_named_user_stacks(loopfs_factory):
             time.sleep(1)
             db.sysbench("run", "--threads=8", "--time=4")
         finally:
-            rec.wait(timeout=60)
+            rec.wait(timeout=patience(60))
     assert rec.returncode == 0
     doc = json.loads(out.read_text())
     futex = [r for r in doc["offcpu"]

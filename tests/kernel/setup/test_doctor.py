@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LOCKSCOPE
+from patience import patience
 
 ROOT = str(Path(__file__).resolve().parents[3])
 ENV = LOCKSCOPE.env()
@@ -112,7 +113,7 @@ def test_a_slow_listing_shows_progress(monkeypatch):
     monkeypatch.setattr(probe_groups, "QUIET_S", 0.0)
     monkeypatch.setattr(probe_groups, "PROGRESS_S", 0.2)
     said = io.StringIO()
-    groups = probe_groups.list_groups(120, progress=said)
+    groups = probe_groups.list_groups(patience(120), progress=said)
     assert {g["name"] for g in groups} >= CORE
     assert said.getvalue().startswith("lockscope doctor: loading every probe group")
 

@@ -9,6 +9,8 @@ import pytest
 from lockscope.errors import UsageError
 from lockscope.run import loopfs
 
+from patience import patience
+
 pytestmark = pytest.mark.kernel
 
 
@@ -88,7 +90,7 @@ def test_wait_for_frees_waits_only_for_a_live_freeing_child(tmp_path, monkeypatc
     dead = subprocess.Popen(["true"])
     dead.wait()
     (tmp_path / "freeing-old").write_text(str(dead.pid))
-    loopfs.wait_for_frees(timeout=60)  # returns at once: nobody is freeing
+    loopfs.wait_for_frees(timeout=patience(60))  # returns at once: nobody is freeing
     assert not (tmp_path / "freeing-old").exists()
     live = subprocess.Popen(["sleep", "60"])
     try:
@@ -97,7 +99,7 @@ def test_wait_for_frees_waits_only_for_a_live_freeing_child(tmp_path, monkeypatc
         assert (tmp_path / "freeing-now").exists()
         live.kill()
         live.wait()
-        loopfs.wait_for_frees(timeout=60)  # a killed child leaves a stale marker
+        loopfs.wait_for_frees(timeout=patience(60))  # a killed child leaves a stale marker
         assert not (tmp_path / "freeing-now").exists()
     finally:
         if live.poll() is None:

@@ -17,6 +17,7 @@ import pytest
 from lockscope.run import loopfs, procledger
 
 from conftest import require_tool
+from patience import patience
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
@@ -46,7 +47,7 @@ def test_stale_entry_stops_its_process(ledger):
         entry.owner_pid = _dead_pid()  # as if lockscope had been SIGKILLed
         entry.save()
         assert procledger.cleanup_stale() == [entry.name]
-        reaper.join(10)
+        reaper.join(patience(10))
         assert proc.returncode == -signal.SIGTERM
         assert not list(ledger.glob("*.json"))
     finally:
@@ -99,10 +100,10 @@ def test_stop_returns_once_the_processes_are_reaped_not_only_ended(ledger):
         child = int(parent.stdout.readline())
         entry = procledger.manage("late-reaped", signal.SIGTERM)
         entry.started(child)
-        entry.stop(grace=5)
+        entry.stop(grace=patience(5))
         assert procledger.start_time(child, zombie=True) is None, "stop() returned while " \
             "the stopped process was still in the process table (a zombie)"
-        assert parent.wait(10) == 0
+        assert parent.wait(patience(10)) == 0
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -117,7 +118,7 @@ def test_stop_reaps_a_server_that_is_the_callers_own_child(ledger):
     try:
         entry = procledger.manage("own-child", signal.SIGTERM)
         entry.started(proc.pid)
-        entry.stop(grace=5, reap=proc.poll)
+        entry.stop(grace=patience(5), reap=proc.poll)
         assert proc.returncode == -signal.SIGTERM
         assert procledger.start_time(proc.pid, zombie=True) is None
     finally:

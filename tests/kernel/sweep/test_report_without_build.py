@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT, require_kernel
 from lockscope_cli import LOCKSCOPE
+from patience import patience
 from trace_types import check_trace_types
 
 pytestmark = pytest.mark.kernel
@@ -39,7 +40,8 @@ def test_a_copied_results_json_is_reported_without_the_binaries(tmp_path):
     assert shutil.which("lockscope-record", path=env["PATH"]) is None
     got = subprocess.run([sys.executable, "-m", "lockscope", "report",
                           str(laptop / "results.json"), "-o", str(laptop / "report.html")],
-                         capture_output=True, text=True, env=env, cwd=laptop, timeout=600)
+                         capture_output=True, text=True, env=env, cwd=laptop,
+                         timeout=patience(600))
     assert got.returncode == 0, got.stderr
     assert "not found" not in got.stderr
     assert (laptop / "report.html").stat().st_size > 0

@@ -16,6 +16,7 @@ from lockscope.report.notes import missing_notes
 from lockscope.run.host import cgroup2_root
 
 from conftest import LOCKSCOPE, require_tool
+from patience import patience
 from sweep_runs import assert_nothing_left, lockscope
 
 FIO = ("fio --name=w --filename={dir}/f.dat --size=32m --rw=randwrite --bs=4k --direct=1 "
@@ -195,7 +196,7 @@ def pids_running(argv: list[str]) -> list[int]:
 
 
 def wait_for(argv: list[str], proc: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     while not pids_running(argv):
         assert proc.poll() is None, proc.communicate()[1][-2000:]
         assert time.monotonic() < deadline, f"{argv} never started"
@@ -214,7 +215,7 @@ def test_ctrl_c_ends_the_command_tree(tmp_path):
     wait_for(TREE_ARGVS[1], proc)
     assert pids_running(TREE_ARGVS[0])
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=patience(120))
     assert proc.returncode == 130, err
     for argv in TREE_ARGVS:
         assert not pids_running(argv), argv
@@ -234,7 +235,7 @@ def test_a_killed_sweeps_command_is_ended_by_the_next(tmp_path):
         wait_for(TREE_ARGVS[1], proc)
     finally:
         proc.kill()  # as a crash would: nothing of the sweep's own cleanup runs
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=patience(60))
     assert pids_running(TREE_ARGVS[1])  # still running, in the dead sweep's cgroup
     left = own_cgroups_left(proc.pid)
     assert left

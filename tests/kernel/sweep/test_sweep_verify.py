@@ -16,6 +16,7 @@ from lockscope.analysis.remedy_outcome import GONE_SHARE
 from lockscope.analysis.verdict import LOCK_MIN_SHARE
 
 from conftest import LOCKSCOPE
+from patience import patience
 from sweep_runs import assert_nothing_left
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -159,6 +160,6 @@ def test_every_fix_gives_a_job_the_engine_accepts(tmp_path):
             assert job != scenario.job
             argv = engine_argv(job, 4, 1, tmp_path, "x", tmp_path / "out.json")
             res = subprocess.run(argv + ["--parse-only"], capture_output=True, text=True,
-                                 timeout=60)
+                                 timeout=patience(60))
             assert res.returncode == 0, (scenario.name, fix.name, res.stderr)
     assert applied == set(FIXES)
