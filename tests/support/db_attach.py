@@ -11,6 +11,7 @@ import pytest
 import dbservers
 from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, require_kernel, require_tool
 from lockscope_cli import attach_with_open_window
+from patience import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
@@ -37,20 +38,29 @@ def require_mariadb() -> None:
 
 
 def _attach_during(server, who: list[str], login: list[str], out: Path,
-                   start_load) -> tuple[dict, str]:
+                   start_load, report: bool = True) -> tuple[dict, str]:
     """Run lockscope attach; start the load once the window is open; return
-    (results.json, the load's own output)."""
+    (results.json, the load's own output). Without `report`, attach writes no report
+    (--no-report): rendering it is a minute of an emulated guest's time."""
     env = LOCKSCOPE.env(PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
     # A budget this 2-CPU test load stays under: these tests check what attach finds,
     # not when the recorder sheds probes (its own tests do).
     with attach_with_open_window(*who, *login, "--max-overhead", "50", "--duration",
-                                 WINDOW_S, "--out", out, env=env) as (proc, err):
+                                 WINDOW_S, "--out", out, *([] if report else ["--no-report"]),
+                                 env=env) as (proc, err):
         client = start_load()
         with dbservers.running(client):
             load_out = dbservers.finish(client)
-        proc.wait(timeout=120)  # stderr belongs to the reader thread
+        proc.wait(timeout=patience(120))  # stderr belongs to the reader thread
         stdout = proc.stdout.read()
     assert proc.returncode == 0, "".join(err) + stdout
     doc = json.loads((out / "results.json").read_text())
     doc["_stderr"] = "".join(err)  # the live lines (plain: stderr is not a terminal)
     return doc, load_out
+
+
+def reports_wanted(request: pytest.FixtureRequest) -> bool:
+    """Whether a test of this session reads the attach's report (its module's
+    test_report_* tests): the host matrix's guests run none, and save rendering it."""
+    return any(item.name.startswith("test_report_") and item.module is request.module
+               for item in request.session.items)

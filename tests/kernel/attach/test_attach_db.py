@@ -19,7 +19,7 @@ from lockscope.run.dbserver.postgres import psql
 
 import dbservers
 from conftest import LOCKSCOPE, require_kernel, require_tool
-from db_attach import _attach_during, require_mariadb, require_module
+from db_attach import _attach_during, reports_wanted, require_mariadb, require_module
 
 # real servers on loop filesystems under the recorder
 pytestmark = pytest.mark.kernel
@@ -32,19 +32,20 @@ LOAD_S = 4
 
 
 @pytest.fixture(scope="module")
-def mariadb_run(tmp_path_factory):
+def mariadb_run(request, tmp_path_factory):
     require_mariadb()
     out = tmp_path_factory.mktemp("attach-mariadb") / "out"
     with dbservers.mariadb("ext4") as server:
         dbservers.sysbench_prepare(server)
         doc, load = _attach_during(
             server, ["--pid", str(server.pid)], ["--mysql", server.dsn], out,
-            lambda: dbservers.sysbench_start(server, threads=4, seconds=LOAD_S))
+            lambda: dbservers.sysbench_start(server, threads=4, seconds=LOAD_S),
+            report=reports_wanted(request))
         yield server, doc, dbservers.sysbench_tps(load), load, out
 
 
 @pytest.fixture(scope="module")
-def postgres_run(tmp_path_factory):
+def postgres_run(request, tmp_path_factory):
     require_kernel()
     require_tool("pgbench")
     require_module("psycopg")
@@ -56,7 +57,8 @@ def postgres_run(tmp_path_factory):
         fixed = dbservers.pgbench_fixed_commits(server, clients=4)
         doc, load = _attach_during(
             server, ["--cgroup", server.cgroup], ["--postgres", server.dsn], out,
-            lambda: dbservers.pgbench_start(server, clients=4, seconds=LOAD_S))
+            lambda: dbservers.pgbench_start(server, clients=4, seconds=LOAD_S),
+            report=reports_wanted(request))
         bench = dbservers.pgbench_tps(load) | {"fixed_commits": fixed}
         yield server, doc, bench, load, out
 
