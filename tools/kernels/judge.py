@@ -9,58 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from expectations import CORE_GROUPS, EXPECTED
+from guest_tests import TESTS
 
-# the kernel-test subset guest-run runs, by the check name the matrix reports
-TESTS = {
-    "test_ext4_sparse_direct_writes_wait_on_i_rwsem": "i_rwsem_ext4_sparse",
-    "test_xfs_sparse_direct_writes_do_not_wait_on_i_rwsem": "i_rwsem_xfs_none",
-    "test_write_classes_match_fiemap[unaligned-fallocated-ext4]": "dio_classes_unaligned_prealloc",
-    "test_calls_that_leave_the_cpu_stay_with_their_file[on-0]": "syscalls_handed_off_at_switch",
-    "test_calls_that_leave_the_cpu_stay_with_their_file[off-0]": "syscalls_without_sched",
-    # the running kernel's own locking rules, and the lock mode the recorder measures
-    "test_the_running_kernel_follows_its_rule[ext4-fallocated-aligned]":
-        "rules_ext4_fallocated_aligned",
-    "test_the_running_kernel_follows_its_rule[ext4-written-unaligned]":
-        "rules_ext4_written_unaligned",
-    "test_the_running_kernel_follows_its_rule[xfs-written-unaligned]":
-        "rules_xfs_written_unaligned",
-    "test_the_running_kernel_follows_its_rule[ext4-sparse-aligned]": "rules_ext4_sparse_aligned",
-    "test_the_running_kernel_follows_its_rule[xfs-append-aligned]": "rules_xfs_append_aligned",
-    "test_hole_writes_measure_exclusive_as_their_lock_waits_say": "lock_mode_holes_exclusive",
-    "test_aligned_overwrites_measure_shared_and_no_writer_waits": "lock_mode_overwrites_shared",
-    # the release's own database servers under their own benchmark clients
-    "test_mariadb_redo_log_and_binlog_by_path_and_role": "attach_mariadb_redo_log",
-    "test_commit_rate_agrees_with_sysbench": "attach_mariadb_commits",
-    "test_the_server_version_and_the_counters_it_lacks_are_named": "attach_mariadb_version",
-    "test_postgres_wal_and_relations_by_path_and_role": "attach_postgres_wal",
-    "test_commit_rate_agrees_with_pgbench": "attach_postgres_commits",
-    "test_continuous_attach_serves_the_log_file_and_commits[mariadb-redo_log]":
-        "continuous_mariadb_metrics",
-    "test_continuous_attach_serves_the_log_file_and_commits[postgres-wal]":
-        "continuous_postgres_metrics",
-    # least privilege: a non-root user with the documented capabilities, each one's loss
-    "test_attach_with_the_documented_capabilities": "privileges_documented_set",
-    "test_attach_without_one_capability_names_it[CAP_BPF]": "privileges_without_bpf",
-    "test_attach_without_one_capability_names_it[CAP_PERFMON]": "privileges_without_perfmon",
-    "test_attach_without_one_capability_names_it[CAP_SYSLOG]": "privileges_without_syslog",
-    "test_attach_without_one_capability_names_it[CAP_SYS_ADMIN]":
-        "privileges_without_sys_admin",
-    "test_continuous_attach_as_a_service_user": "privileges_exporter_unprivileged",
-    # lockscope follow's bpftrace script on the release's own bpftrace, against the recorder
-    "test_the_script_counts_the_waits_the_recorder_counts": "follow_counts_as_recorder",
-    # the device under the filesystem under test fails (device-mapper), a module refused
-    "test_dm_error[before]": "fault_dm_error_before",
-    "test_dm_error[during]": "fault_dm_error_during",
-    "test_dm_error[after]": "fault_dm_error_after",
-    "test_dm_flakey_error_writes_during_a_point": "fault_dm_flakey_error_writes",
-    "test_dm_flakey_drop_writes_is_not_seen": "fault_dm_flakey_drop_writes",
-    "test_a_filesystem_module_that_cannot_load": "fault_fs_module_refused",
-    # io_uring's O_DIRECT writes io-wq serializes per file, against the event's own count
-    "test_hashed_direct_writes_wait_as_the_event_says": "io_wq_hashed_ext4_sparse",
-    # the io_uring sweep measures io-wq's hashed waits where the kernel hashes, and its
-    # verdict names io-wq as the measured share says
-    "test_the_recorded_io_wq_hash_decides_the_verdict": "sweep_io_wq_hashed",
-}
 FATAL = "Oops|BUG:|Kernel panic|general protection fault"
 OOPS = re.compile(rf"^.*\b(?:{FATAL}).*$", re.M)
 # what a host with kernel.panic_on_warn=1 would die of, besides the above
@@ -232,8 +182,9 @@ def io_wq_hashed(check: dict, found: str | None, expected: bool | None) -> dict:
             "detail": f"hashed: {found or 'not found'} (expected {want})"}
 
 
-def judge(out: Path, host_findings: dict[str, dict]) -> dict:
-    """The kernel's result document: measured groups, every check, and the verdict."""
+def judge(out: Path, host_findings: dict[str, dict], planned: set[str] | None = None) -> dict:
+    """The kernel's result document: measured groups, every check, and the verdict.
+    `planned`: the test checks this guest was given (guest_tests.planned; None: all)."""
     release = (out / "release").read_text().strip() if (out / "release").exists() else "?"
     expect = EXPECTED.get(release)
     st = steps(out)
@@ -266,8 +217,9 @@ def judge(out: Path, host_findings: dict[str, dict]) -> dict:
 
     outcomes = junit(out / "junit.xml")
     for test, name in TESTS.items():
-        got = outcomes.get(test)
-        checks[name] = {"ok": got == "passed", "detail": got or "did not run"}
+        if planned is None or name in planned:
+            got = outcomes.get(test)
+            checks[name] = {"ok": got == "passed", "detail": got or "did not run"}
     findings = guest_findings(out)
     checks["io_wq_hashed_ext4_sparse"] = io_wq_hashed(
         checks["io_wq_hashed_ext4_sparse"], findings.get("io_wq_hashed"),

@@ -46,9 +46,14 @@ def support_doc(summary: dict) -> dict:
             "stopped_boots": d.get("stopped_boots", []),
             "seconds": {"wall": d["wall_seconds"],
                         **{s: round(v["seconds"]) for s, v in d["steps"].items()}},
+            # how much slower than the reference this guest ran (guest_speed.py): its
+            # wall seconds over this factor are its expected length at reference speed
+            "speed": d.get("speed"),
+            "one_guest_tests": d.get("one_guest_tests", False),
         })
     return {"host_release": summary["host_release"], "sweep": summary["sweep"],
             "cpus": summary["cpus"], "jobs": summary["jobs"],
+            "cpu_share": summary.get("cpu_share"), "speed_factor": summary.get("speed_factor"),
             "seconds": summary["seconds"], "kernels": rows}
 
 

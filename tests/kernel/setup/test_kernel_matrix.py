@@ -6,10 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from conftest import LOCKSCOPE, ROOT
+from conftest import LOCKSCOPE, ROOT, require_kernel
 
 sys.path.insert(0, str(ROOT / "tools" / "kernels"))
 
@@ -37,3 +38,35 @@ def test_the_matrix_judge_agrees_with_doctor_here_and_catches_a_lie(tmp_path):
     line["available"] = not line["available"]
     verdict = _doctor_checks(listing, lied, res.returncode, events)
     assert not verdict["ok"] and "lock" in verdict["detail"]
+
+
+@pytest.mark.kernel
+def test_a_cpu_share_holds_a_busy_process_to_it():
+    """run-matrix --cpu-share's cgroup (tools/kernels/cpu_limit.py) holds what joins it to
+    its share: a busy loop in it gets at most that share of the time (the kernel's own
+    accounting of its CPU time, /proc/PID/stat), and the quota says it throttled it."""
+    from cpu_limit import CpuLimit
+
+    require_kernel()
+    held = CpuLimit(f"test-{os.getpid()}", 0.25)
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                preexec_fn=held.join)
+        try:
+            ticks = os.sysconf("SC_CLK_TCK")
+            def cpu_seconds() -> float:
+                fields = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / ticks
+            start_cpu, start = cpu_seconds(), time.monotonic()
+            time.sleep(3)
+            share = (cpu_seconds() - start_cpu) / (time.monotonic() - start)
+        finally:
+            proc.kill()
+            proc.wait()
+        # the quota is a ceiling: a loaded machine gives less, never more (one period's
+        # worth of slack for the reading's edges)
+        assert share <= 0.25 + 0.1, share
+        assert held.throttled_seconds() > 0
+    finally:
+        held.remove()
+    assert not held.path.exists()
