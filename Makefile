@@ -106,12 +106,16 @@ check: $(STAMPS)/venv proto
 # servers stay one; they wait on disks, timers and servers more than they compute); last
 # the kernel tests marked alone, one at a time: the recorder's budget, rates and scaling,
 # which other tests beside them would move.
+# Each phase says how long it took (tools/ci/timed: "phase: NAME: N s").
 KERNEL_TEST_WORKERS ?= 3
+TIMED := tools/ci/timed
 
-test: test-deps bins install check
-	$(PY) -m pytest tests/unit -n auto
-	$(PY) -m pytest tests/kernel -m "not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
-	$(PY) -m pytest tests/kernel -m alone
+test:
+	@$(TIMED) set-up $(MAKE) --no-print-directory test-deps bins install
+	@$(TIMED) check $(MAKE) --no-print-directory check
+	@$(TIMED) unit-tests $(PY) -m pytest tests/unit -n auto
+	@$(TIMED) kernel-tests $(PY) -m pytest tests/kernel -m "not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
+	@$(TIMED) kernel-tests-alone $(PY) -m pytest tests/kernel -m alone
 
 unit-test: check
 	$(PY) -m pytest tests/unit -n auto
@@ -122,8 +126,9 @@ dist: $(STAMPS)/apt-dist deps bins proto
 
 # The host matrix: each pinned kernel booted with its own Debian release's root filesystem
 # (cached), the release artifact installed there, the results judged (docs/kernels.md).
-test-kernels: deps bins dist
-	$(PY) tools/kernels/run-matrix $(MATRIX_ARGS)
+test-kernels:
+	@$(TIMED) dist $(MAKE) --no-print-directory deps bins dist
+	@$(TIMED) matrix $(PY) tools/kernels/run-matrix $(MATRIX_ARGS)
 
 clean:
 	$(MAKE) -C bpf clean
