@@ -25,6 +25,7 @@
 #include "kernel_btf.h"
 #include "setup/fsdetect.h"
 #include "attach/probe.h"
+#include "attach/probe_cache.h"
 #include "setup/tpfields.h"
 #include "setup/tpfmt.h"
 #include "attach/tplink.h"
@@ -778,6 +779,39 @@ static void mark_replaced(struct rec_probe *p)
 
 /* Pick a kind for every group from what is offered, allowed, present and
  * not yet failed. */
+/* A refusal kept for the next start (probe_cache.h), with its reason. */
+static void keep_failed(int g, int kind, int err, const struct rec_group_state *st)
+{
+	probe_cache_put(probe_groups[g].name, probe_attach_names[kind], err, st->why[kind]);
+}
+
+/* try_alone, or its answer at an earlier start of this boot (probe_cache.h):
+ * 0 when the kind works alone, else non-zero with the kind marked failed. */
+static int tried_alone(int g, int kind, struct rec_group_state *st, struct kernel_view *v)
+{
+	const char *stage;
+	int err;
+
+	if (probe_cache_get(probe_groups[g].name, probe_attach_names[kind], &err, st->why[kind],
+			    sizeof(st->why[kind]))) {
+		if (err)
+			st->failed |= 1u << kind;
+		else
+			st->why[kind][0] = 0;
+		return err;
+	}
+	err = try_alone(g, kind, &stage);
+	if (!err) {
+		probe_cache_put(probe_groups[g].name, probe_attach_names[kind], 0, "");
+		return 0;
+	}
+	mark_failed(st, kind, stage, -err);
+	if (!strcmp(stage, "load"))
+		note_missing_type(st, kind, v);
+	keep_failed(g, kind, -err, st);
+	return err;
+}
+
 static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct kernel_view *v,
 			 unsigned int allowed)
 {
@@ -805,9 +839,6 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 			continue;
 		}
 		for (i = 0; i < NR_ATTACH; i++) {
-			const char *stage;
-			int err;
-
 			k = kind_order(g, i);
 
 			if (!(def->kinds & (1u << k)) || (st->failed & (1u << k)))
@@ -820,13 +851,8 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 				continue;
 			/* functions: refused on kernels without kprobes or fentry */
 			if ((def->extra || k == ATTACH_FENTRY || k == ATTACH_KPROBE ||
-			     outside_kernel_btf(v, g)) &&
-			    (err = try_alone(g, k, &stage))) {
-				mark_failed(st, k, stage, -err);
-				if (!strcmp(stage, "load"))
-					note_missing_type(st, k, v);
+			     outside_kernel_btf(v, g)) && tried_alone(g, k, st, v))
 				continue;
-			}
 			st->attach = k;
 			break;
 		}
@@ -1092,6 +1118,7 @@ static int attach_all(struct rec_probe *p)
 			if (g < 0)
 				return -err;
 			mark_failed(&p->groups[g], kind, "attach", err);
+			keep_failed(g, kind, err, &p->groups[g]);
 			return 1; /* retry without this kind */
 		}
 		add_link(p, link, prog, event, kept);
@@ -1184,6 +1211,12 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 	libbpf_set_print(log_print);
 	leave_out_other_fs(p, o);
 	view_init(&view);
+	{
+		size_t size;
+		const void *object = record_bpf__elf_bytes(&size);
+
+		probe_cache_open(object, size);
+	}
 	for (attempt = 0; attempt < NR_GROUPS * NR_ATTACH; attempt++) {
 		char name[128];
 		int kind;
@@ -1218,6 +1251,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 			}
 			mark_failed(&p->groups[g], kind, "load", -err);
 			note_missing_type(&p->groups[g], kind, &view);
+			keep_failed(g, kind, -err, &p->groups[g]);
 			destroy_attempt(p);
 			continue;
 		}
@@ -1231,6 +1265,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 		break;
 	}
 	view_free(&view);
+	probe_cache_save();
 	if (err) {
 		destroy_attempt(p);
 		return err < 0 ? err : -EINVAL;
