@@ -29,13 +29,20 @@ UNKNOWN_SECONDS = 1800.0
 JUDGE_SECONDS = 120.0
 
 
+# guest-run's steps that are a fixed piece of work too: the factor is raised to their
+# ratio against the reference once each has run (the calibration alone, seconds long,
+# once read 1.0 where the guest ran at a third of its reference speed)
+FIXED_STEPS = ("install", "doctor")
+
+
 @dataclass(frozen=True)
 class Reference:
-    """One guest in the checked-in run, brought to factor 1: its calibration's seconds and
-    its whole length."""
+    """One guest in the checked-in run, brought to factor 1: its calibration's seconds,
+    its fixed steps' seconds and its whole length."""
 
     calibration: float
     length: float
+    steps: tuple[float, ...] = (0.0,) * len(FIXED_STEPS)    # FIXED_STEPS' seconds
 
 
 def references(matrix_json: Path) -> dict[str, Reference]:
@@ -48,8 +55,9 @@ def references(matrix_json: Path) -> dict[str, Reference]:
             speed = k.get("speed") or {}
             if speed.get("seconds"):
                 f = float(speed.get("factor") or 1.0)
-                got[k["release"]] = Reference(float(speed["seconds"]) / f,
-                                              float(k["seconds"]["wall"]) / f)
+                got[k["release"]] = Reference(
+                    float(speed["seconds"]) / f, float(k["seconds"]["wall"]) / f,
+                    tuple(float(k["seconds"].get(s) or 0) / f for s in FIXED_STEPS))
         return got
     except (OSError, ValueError, KeyError, TypeError):
         return {}
@@ -64,7 +72,9 @@ def reference_for(release: str, refs: dict[str, Reference]) -> Reference | None:
     if not refs:
         return None
     return Reference(max(r.calibration for r in refs.values()),
-                     max(r.length for r in refs.values()))
+                     max(r.length for r in refs.values()),
+                     tuple(max(r.steps[i] for r in refs.values())
+                           for i in range(len(FIXED_STEPS))))
 
 
 def factor(measured: float, reference: float | None) -> float:

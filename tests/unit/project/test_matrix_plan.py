@@ -89,14 +89,16 @@ def test_the_speed_file_and_the_references(tmp_path):
     (tmp_path / "speed").write_text("61.5 2.05\n")
     assert guest_speed.read_speed(tmp_path) == (61.5, 2.05)
     doc = {"kernels": [
-        {"release": "a", "seconds": {"wall": 900}, "speed": {"seconds": 40, "factor": 2.0}},
+        {"release": "a", "seconds": {"wall": 900, "install": 120, "doctor": 30},
+         "speed": {"seconds": 40, "factor": 2.0}},
         {"release": "b", "seconds": {"wall": 500}, "speed": {"seconds": 30, "factor": 1.0}},
         {"release": "c", "seconds": {"wall": 700}}]}
     (tmp_path / "m.json").write_text(json.dumps(doc))
     refs = guest_speed.references(tmp_path / "m.json")
-    assert refs == {"a": guest_speed.Reference(20.0, 450.0),
-                    "b": guest_speed.Reference(30.0, 500.0)}
+    assert refs == {"a": guest_speed.Reference(20.0, 450.0, (60.0, 15.0)),
+                    "b": guest_speed.Reference(30.0, 500.0, (0.0, 0.0))}
     # a kernel the run has no figures of waits as the slowest and longest of the others
-    assert guest_speed.reference_for("c", refs) == guest_speed.Reference(30.0, 500.0)
+    assert guest_speed.reference_for("c", refs) == guest_speed.Reference(30.0, 500.0,
+                                                                         (60.0, 15.0))
     assert guest_speed.reference_for("c", {}) is None
     assert guest_speed.references(tmp_path / "missing.json") == {}
