@@ -44,9 +44,13 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
     (--no-report): rendering it is a minute of an emulated guest's time."""
     env = LOCKSCOPE.env(PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
     # A budget this 2-CPU test load stays under: these tests check what attach finds,
-    # not when the recorder sheds probes (its own tests do).
+    # not when the recorder sheds probes (its own tests do). The window holds the whole
+    # load: its LOAD_S seconds, and the rest is the wait for its client to start and
+    # finish, which a slower machine needs longer for (patience).
+    window = LOAD_S + patience(WINDOW_S - LOAD_S)
     with attach_with_open_window(*who, *login, "--max-overhead", "50", "--duration",
-                                 WINDOW_S, "--out", out, *([] if report else ["--no-report"]),
+                                 f"{window:.1f}", "--out", out,
+                                 *([] if report else ["--no-report"]),
                                  env=env) as (proc, err):
         client = start_load()
         with dbservers.running(client):

@@ -19,7 +19,14 @@ from lockscope.run.dbserver.postgres import psql
 
 import dbservers
 from conftest import LOCKSCOPE, require_kernel, require_tool
-from db_attach import _attach_during, reports_wanted, require_mariadb, require_module
+from db_attach import (
+    LOAD_S,
+    WINDOW_S,
+    _attach_during,
+    reports_wanted,
+    require_mariadb,
+    require_module,
+)
 
 # real servers on loop filesystems under the recorder
 pytestmark = pytest.mark.kernel
@@ -27,8 +34,6 @@ pytestmark = pytest.mark.kernel
 
 ROOT = Path(__file__).resolve().parents[3]
 CARGO_BIN = str(Path.home() / ".cargo" / "bin")
-WINDOW_S = 8
-LOAD_S = 4
 
 
 @pytest.fixture(scope="module")
