@@ -785,6 +785,21 @@ static void keep_failed(int g, int kind, int err, const struct rec_group_state *
 	probe_cache_put(probe_groups[g].name, probe_attach_names[kind], err, st->why[kind]);
 }
 
+/* A refusal of (g, kind) an earlier start of this boot kept: marked failed, with its
+ * reason, as that start found it. */
+static bool kept_refusal(int g, int kind, struct rec_group_state *st)
+{
+	char why[sizeof(st->why[kind])];
+	int err;
+
+	if (!probe_cache_get(probe_groups[g].name, probe_attach_names[kind], &err, why, sizeof(why)) ||
+	    !err)
+		return false;
+	st->failed |= 1u << kind;
+	memcpy(st->why[kind], why, sizeof(why));
+	return true;
+}
+
 /* try_alone, or its answer at an earlier start of this boot (probe_cache.h):
  * 0 when the kind works alone, else non-zero with the kind marked failed. */
 static int tried_alone(int g, int kind, struct rec_group_state *st, struct kernel_view *v)
@@ -848,6 +863,9 @@ static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct k
 				continue;
 			}
 			if (!kind_available(v, g, k, st->why[k], sizeof(st->why[k])))
+				continue;
+			/* refused at an earlier start's load or attach: no reload for it */
+			if (kept_refusal(g, k, st))
 				continue;
 			/* functions: refused on kernels without kprobes or fentry */
 			if ((def->extra || k == ATTACH_FENTRY || k == ATTACH_KPROBE ||
