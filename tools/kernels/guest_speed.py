@@ -77,12 +77,6 @@ def reference_for(release: str, refs: dict[str, Reference]) -> Reference | None:
                            for i in range(len(FIXED_STEPS))))
 
 
-def factor(measured: float, reference: float | None) -> float:
-    """How many times slower than the reference this guest runs (at least 1: a fast
-    machine keeps the waits the tests were written with; 1 without a reference)."""
-    return max(1.0, measured / reference) if reference else 1.0
-
-
 def read_speed(out: Path) -> tuple[float, float] | None:
     """(seconds, factor) from the guest's `speed` file, None until it wrote one."""
     try:

@@ -777,8 +777,6 @@ static void mark_replaced(struct rec_probe *p)
 	}
 }
 
-/* Pick a kind for every group from what is offered, allowed, present and
- * not yet failed. */
 /* A refusal kept for the next start (probe_cache.h), with its reason. */
 static void keep_failed(int g, int kind, int err, const struct rec_group_state *st)
 {
@@ -800,21 +798,18 @@ static bool kept_refusal(int g, int kind, struct rec_group_state *st)
 	return true;
 }
 
-/* try_alone, or its answer at an earlier start of this boot (probe_cache.h):
- * 0 when the kind works alone, else non-zero with the kind marked failed. */
+/* try_alone, unless an earlier start of this boot found the kind works alone (a
+ * refusal it kept, kept_refusal() took before): 0 when the kind works alone, else
+ * non-zero with the kind marked failed. */
 static int tried_alone(int g, int kind, struct rec_group_state *st, struct kernel_view *v)
 {
+	char why[8];
 	const char *stage;
 	int err;
 
-	if (probe_cache_get(probe_groups[g].name, probe_attach_names[kind], &err, st->why[kind],
-			    sizeof(st->why[kind]))) {
-		if (err)
-			st->failed |= 1u << kind;
-		else
-			st->why[kind][0] = 0;
-		return err;
-	}
+	if (probe_cache_get(probe_groups[g].name, probe_attach_names[kind], &err, why, sizeof(why)) &&
+	    !err)
+		return 0;
 	err = try_alone(g, kind, &stage);
 	if (!err) {
 		probe_cache_put(probe_groups[g].name, probe_attach_names[kind], 0, "");
@@ -827,6 +822,8 @@ static int tried_alone(int g, int kind, struct rec_group_state *st, struct kerne
 	return err;
 }
 
+/* Pick a kind for every group from what is offered, allowed, present and
+ * not yet failed. */
 static void choose_kinds(struct rec_probe *p, const struct rec_opts *o, struct kernel_view *v,
 			 unsigned int allowed)
 {

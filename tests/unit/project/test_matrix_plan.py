@@ -69,9 +69,6 @@ def test_a_guest_is_judged_on_its_planned_checks_only(tmp_path):
 
 
 def test_a_slower_guest_waits_longer_and_a_faster_one_as_long():
-    assert guest_speed.factor(10.0, 30.0) == 1.0
-    assert guest_speed.factor(75.0, 30.0) == pytest.approx(2.5)
-    assert guest_speed.factor(75.0, None) == 1.0     # no reference: as written
     fast = guest_speed.limit(600, 1.0, 100.0, None) - 100.0
     slow = guest_speed.limit(600, 2.5, 100.0, None) - 100.0
     assert slow == pytest.approx(2.5 * fast) and fast > 600
