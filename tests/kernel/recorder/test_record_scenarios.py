@@ -102,7 +102,10 @@ def test_buffered_writes_wait_behind_an_exclusive_holder(filesystems, fio, tmp_p
     extra = ["--disable", "syscalls"] if syscalls == "off" else []
     doc = record_writers(fio, path, "buffered", tmp_path / "r.json", extra=extra)
     locks = file_locks(doc, path, "i_rwsem")
-    assert locks, [(lk["kind"], lk["path"]) for lk in doc["locks"][:5]]
+    # what names the lock, and what the recorder could not store, beside what it found
+    learners = [f for f in doc["features"] if f["name"] in ("syscalls", f"{fstype}_buffered")]
+    assert locks, ([(lk["kind"], lk["name"], lk["path"]) for lk in doc["locks"][:5]],
+                   learners, doc["drops"]["map_full_by_map"])
     # Buffered writes take the inode lock exclusive on both filesystems, and the writers
     # wait for it. How long is the machine's: a buffered write holds the lock for
     # microseconds, so the waits come when writers run at once or a holder is
