@@ -10,6 +10,9 @@ The matrix tests (test_the_running_kernel_follows_its_rule) derive what they exp
 from the kernel they run on: whether a kernel has a shared-lock path for a pattern
 cannot be detected, so its version picks the rule (docs/kernel-locking.md), and the
 measured mode, the analysis's reason and the source it cites must all agree with it.
+
+Every case is one job of one engine run, traced by one recorder: each writes its own
+file, and what is checked is per file.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from lockscope.analysis.kernel_release import parse_release
 from lockscope.analysis.lock_mode import mode_share
 from lockscope.analysis.rules import RULES, judge
 
-from dio_cases import DioCase, record_case
+from dio_cases import DioCase, record_cases
 
 pytestmark = pytest.mark.kernel
 
@@ -43,23 +46,6 @@ def file_waits(doc: dict, entry: dict) -> list[dict]:
             and lk.get("path") == entry["path"] for w in lk.get("waits") or []]
 
 
-def test_hole_writes_measure_exclusive_as_their_lock_waits_say(filesystems, tmp_path):
-    doc, entry = record_case(filesystems["ext4"].path, DioCase("ext4", "sparse", False),
-                             tmp_path / "trace.json", threads=4)
-    assert measured(doc, entry, "hole") >= 0.95
-    waits = file_waits(doc, entry)
-    assert any("WRITE" in w["flag_names"] for w in waits), waits
-    assert sum((w.get("exclusive_held") or {}).get("count", 0) for w in waits) > 0
-
-
-def test_aligned_overwrites_measure_shared_and_no_writer_waits(filesystems, tmp_path):
-    doc, entry = record_case(filesystems["ext4"].path, DioCase("ext4", "written", False),
-                             tmp_path / "trace.json", threads=4)
-    assert entry["hole"]["count"] == entry["unwritten"]["count"] == 0
-    assert measured(doc, entry, "mapped") <= 0.05
-    assert not any("WRITE" in w["flag_names"] for w in file_waits(doc, entry))
-
-
 # case -> (the class it is about, whether this kernel takes the lock exclusive for it,
 # the reason the analysis then gives): docs/kernel-locking.md, by version
 MATRIX = {
@@ -75,10 +61,43 @@ MATRIX = {
 }
 
 
+HOLES = DioCase("ext4", "sparse", False)
+OVERWRITES = DioCase("ext4", "written", False)
+
+
+@pytest.fixture(scope="module")
+def recorded(filesystems, tmp_path_factory) -> tuple[dict, dict[DioCase, dict]]:
+    """Every case of this module in one recording (dio_cases.record_cases): the
+    holes and the aligned overwrites with 4 writers each, so that writers wait on the
+    file's lock, the other cases of MATRIX with 2."""
+    cases = {case: (filesystems[case.fstype].path, 2) for case in MATRIX}
+    cases[HOLES] = (filesystems["ext4"].path, 4)
+    cases[OVERWRITES] = (filesystems["ext4"].path, 4)
+    return record_cases(cases, tmp_path_factory.mktemp("dio-lock-mode") / "trace.json")
+
+
+def test_hole_writes_measure_exclusive_as_their_lock_waits_say(recorded):
+    doc, entries = recorded
+    entry = entries[HOLES]
+    assert measured(doc, entry, "hole") >= 0.95
+    waits = file_waits(doc, entry)
+    assert any("WRITE" in w["flag_names"] for w in waits), waits
+    assert sum((w.get("exclusive_held") or {}).get("count", 0) for w in waits) > 0
+
+
+def test_aligned_overwrites_measure_shared_and_no_writer_waits(recorded):
+    doc, entries = recorded
+    entry = entries[OVERWRITES]
+    assert entry["hole"]["count"] == entry["unwritten"]["count"] == 0
+    assert measured(doc, entry, "mapped") <= 0.05
+    assert not any("WRITE" in w["flag_names"] for w in file_waits(doc, entry))
+
+
 @pytest.mark.parametrize("case", list(MATRIX), ids=lambda c: c.name)
-def test_the_running_kernel_follows_its_rule(filesystems, tmp_path, case):
+def test_the_running_kernel_follows_its_rule(recorded, case):
     key, exclusive_here, reason = MATRIX[case]
-    doc, entry = record_case(filesystems[case.fstype].path, case, tmp_path / "trace.json")
+    doc, entries = recorded
+    entry = entries[case]
     share = measured(doc, entry, key)
     version = parse_release(doc["kernel"])
     expect_exclusive = exclusive_here(version)
