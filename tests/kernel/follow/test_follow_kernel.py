@@ -22,7 +22,7 @@ import pytest
 
 from lockscope.run.tracefs import TRACEFS, ensure_tracefs
 
-from conftest import require_tool
+from conftest import _loopfs, require_tool
 from lockscope_cli import LOCKSCOPE, attach_with_open_window
 from patience import patience
 from record_common import file_locks, recorder, start_engine
@@ -157,21 +157,34 @@ def _figure(text: str, name: str) -> int:
     return int(found.group(1))
 
 
-def test_the_script_counts_the_waits_the_recorder_counts(ext4_fs, tmp_path):
-    bpftrace = require_tool("bpftrace")
+@pytest.fixture(scope="module")
+def finding(tmp_path_factory):
+    """The writers' file on a fresh ext4, and the results of their first run under
+    lockscope attach: (the file, the results directory)."""
     assert LOAD.is_file(), f"{LOAD} is missing: run 'make bins'"
-    path = ext4_fs.path / "shared"
-    results = tmp_path / "attach"
-    _attach_finding(path, results)
-    script = tmp_path / "follow-1.bt"
-    _write_script(results, path, script)
-    # the attach report leaves its own copy beside itself and lists it
+    for fs in _loopfs("ext4"):
+        path = fs.path / "shared"
+        results = tmp_path_factory.mktemp("follow") / "attach"
+        _attach_finding(path, results)
+        yield path, results
+
+
+def test_the_attach_report_lists_its_script(finding):
+    """The attach report leaves its own copy of the script beside itself and lists it
+    (what the kernel does not change: the guests run the test below alone)."""
+    path, results = finding
     made = LOCKSCOPE.run("report", results, "--format", "md", "--no-flame")
     assert made.returncode == 0, made.stderr
     assert "## Follow the lock elsewhere" in (results / "report.md").read_text()
     assert any(str(path) in p.read_text().split("\n// Measures")[0]
                for p in results.glob("follow-*.bt"))
 
+
+def test_the_script_counts_the_waits_the_recorder_counts(finding, tmp_path):
+    bpftrace = require_tool("bpftrace")
+    path, results = finding
+    script = tmp_path / "follow-1.bt"
+    _write_script(results, path, script)
     doc, out = _watch_both(bpftrace, script, path, tmp_path / "watched")
     locks = file_locks(doc, path, "i_rwsem")
     assert locks, [(lk["kind"], lk["path"]) for lk in doc["locks"]][:20]
