@@ -2,10 +2,10 @@
 
 A test whose outcome depends on the kernel or on the release's userland (probe groups,
 locking rules, DIO classes, lock modes, io_uring, the release's own database servers and
-bpftrace) runs in every guest. A test of what neither changes (the exporter's privileges
-and TLS, the continuous scrape's details, device-mapper faults) runs in one guest only:
-the host suite runs it too where the host can (all but device-mapper), and one guest
-proves it on a distribution's kernel and userland. docs/kernels.md has the table.
+bpftrace) runs in every guest. A test of what neither changes runs on the host suite
+alone where the host can (the continuous scrape, TLS); in one guest where the host
+cannot (device-mapper faults) or where a distribution's kernel and install add to it
+(least privilege). docs/kernels.md has the table.
 """
 
 from __future__ import annotations
@@ -89,12 +89,8 @@ PLAN: tuple[GuestTest, ...] = (
               "test_the_script_counts_the_waits_the_recorder_counts",
               {"test_the_script_counts_the_waits_the_recorder_counts":
                "follow_counts_as_recorder"}),
-    # --- one guest: what neither the kernel nor the release changes ---
-    GuestTest(f"{ATTACH}/test_attach_continuous_scrape.py",
-              {"test_continuous_attach_serves_the_log_file_and_commits[mariadb-redo_log]":
-               "continuous_mariadb_metrics",
-               "test_continuous_attach_serves_the_log_file_and_commits[postgres-wal]":
-               "continuous_postgres_metrics"}, on=ONE_GUEST),
+    # --- one guest: what neither the kernel nor the release changes, and this host
+    # cannot run or runs on its own kernel only ---
     # least privilege: a non-root user with the documented capabilities, each one's loss
     GuestTest(f"{ATTACH}/test_attach_privileges.py",
               {"test_attach_with_the_documented_capabilities": "privileges_documented_set",
