@@ -27,6 +27,7 @@ from db_attach import (
     require_mariadb,
     require_module,
 )
+from phase_clock import PhaseClock
 
 # real servers on loop filesystems under the recorder
 pytestmark = pytest.mark.kernel
@@ -40,12 +41,16 @@ CARGO_BIN = str(Path.home() / ".cargo" / "bin")
 def mariadb_run(request, tmp_path_factory):
     require_mariadb()
     out = tmp_path_factory.mktemp("attach-mariadb") / "out"
+    clock = PhaseClock("mariadb")
     with dbservers.mariadb("ext4") as server:
+        clock("server up")
         dbservers.sysbench_prepare(server)
+        clock("sysbench prepare")
         doc, load = _attach_during(
             server, ["--pid", str(server.pid)], ["--mysql", server.dsn], out,
             lambda: dbservers.sysbench_start(server, threads=4, seconds=LOAD_S),
             report=reports_wanted(request))
+        clock("attach")
         yield server, doc, dbservers.sysbench_tps(load), load, out
 
 
@@ -57,13 +62,18 @@ def postgres_run(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("attach-pg") / "out"
     # no autovacuum: its transactions (an analyze of the tables pgbench -i filled) count in
     # pg_stat_database as commits, a share the client's count never sees when it is slow
+    clock = PhaseClock("postgres")
     with dbservers.postgres("ext4", options=["autovacuum=off"]) as server:
+        clock("server up")
         dbservers.pgbench_init(server)
+        clock("pgbench init")
         fixed = dbservers.pgbench_fixed_commits(server, clients=4)
+        clock("fixed commits")
         doc, load = _attach_during(
             server, ["--cgroup", server.cgroup], ["--postgres", server.dsn], out,
             lambda: dbservers.pgbench_start(server, clients=4, seconds=LOAD_S),
             report=reports_wanted(request))
+        clock("attach")
         bench = dbservers.pgbench_tps(load) | {"fixed_commits": fixed}
         yield server, doc, bench, load, out
 
