@@ -38,10 +38,11 @@ def require_mariadb() -> None:
 
 
 def _attach_during(server, who: list[str], login: list[str], out: Path,
-                   start_load, report: bool = True) -> tuple[dict, str]:
-    """Run lockscope attach; start the load once the window is open; return
-    (results.json, the load's own output). Without `report`, attach writes no report
-    (--no-report): rendering it is a minute of an emulated guest's time."""
+                   start_load, report: bool = True, after_load=None) -> tuple[dict, str]:
+    """Run lockscope attach; start the load once the window is open, and `after_load`
+    once it has finished, still inside the window; return (results.json, the load's
+    own output). Without `report`, attach writes no report (--no-report): rendering it
+    is a minute of an emulated guest's time."""
     env = LOCKSCOPE.env(PATH=f"{CARGO_BIN}:{os.environ.get('PATH', '')}")
     # A budget this 2-CPU test load stays under: these tests check what attach finds,
     # not when the recorder sheds probes (its own tests do). The window holds the whole
@@ -55,6 +56,8 @@ def _attach_during(server, who: list[str], login: list[str], out: Path,
         client = start_load()
         with dbservers.running(client):
             load_out = dbservers.finish(client)
+        if after_load:
+            after_load()
         proc.wait(timeout=patience(120))  # stderr belongs to the reader thread
         stdout = proc.stdout.read()
     assert proc.returncode == 0, "".join(err) + stdout
