@@ -48,7 +48,6 @@ setup(
     python_requires=">=3.11",  # as mypy checks (pyproject.toml) and the numpy pin needs
     install_requires=[
         "numpy>=1.24",
-        "scipy>=1.10",
         "matplotlib>=3.6",
         "Jinja2>=3.1",
         "rich>=13",

@@ -338,10 +338,10 @@ def _remove_tree_we_made(wd: Path) -> None:
         wd.rmdir()
 
 
-# Imported while the images are made (the first) and while points lay out and attach
-# (never during a timed phase), so that the analysis and the report at the end start
-# without paying for them.
-WARM_MODULES = ("scipy.optimize", "matplotlib.figure", "lockscope.report.render")
+# Imported while the images are made (the first, the analysis's) and while points lay out
+# and attach (never during a timed phase), so that the analysis and the report at the end
+# start without paying for them.
+WARM_MODULES = ("numpy", "matplotlib.figure", "lockscope.report.render")
 
 
 def _workload_facts(workload: SweepWorkload, args) -> dict:
