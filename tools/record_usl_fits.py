@@ -1,9 +1,10 @@
 """Record tests/data/usl-scipy-fits.json: the USL fit that analysis/usl.py made with
 scipy.optimize.curve_fit, on every sweep the repository holds and on synthetic curves.
 
-This recorded the reference once, with the scipy fit (kept below as `scipy_fit_usl`,
-as usl.py had it), before usl.py fitted with numpy alone; tests/unit/analysis/
-test_usl_numpy_fit.py checks the numpy fit against it. scipy is no longer a
+This recorded the reference once, with the scipy fit (its solver kept below as
+`scipy_least_squares`, as usl.py had it, under usl.py's own checks, R² and peak),
+before usl.py fitted with numpy alone; tests/unit/analysis/test_usl_numpy_fit.py
+checks the numpy fit against it. scipy is no longer a
 dependency: to record again, run it in a throwaway venv with scipy 1.17.1 added::
 
     PYTHONPATH=analyzer python tools/record_usl_fits.py tests/data/usl-scipy-fits.json
@@ -13,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import warnings
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +26,7 @@ sys.path.insert(0, str(ROOT / "analyzer"))
 
 from lockscope.analysis.runs import workload_figures  # noqa: E402
 from lockscope.analysis.stats import spread  # noqa: E402
-from lockscope.analysis.usl import usl  # noqa: E402
+from lockscope.analysis.usl import fit_usl, usl  # noqa: E402
 from lockscope.results import load_results  # noqa: E402
 
 # recorded sweeps: the analysis fits each filesystem's mean IOPS per thread count
@@ -39,36 +38,18 @@ FIGURES = "docs/experiments.json"
 N6 = [1, 2, 4, 8, 16, 32]
 
 
-def scipy_fit_usl(threads: list[float], throughput: list[float]) -> dict[str, Any]:
-    """analysis/usl.py's fit_usl as it was with scipy."""
+def scipy_least_squares(n: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
+    """analysis/usl.py's solver as it was: scipy's curve_fit, bounded, from λ at the
+    fewest threads."""
     from scipy.optimize import OptimizeWarning, curve_fit
 
-    n = np.asarray(threads, dtype=float)
-    x = np.asarray(throughput, dtype=float)
-    if len(n) < 3 or len(set(n.tolist())) < 3:
-        return {"ok": False, "note": f"needs at least 3 thread counts, got {len(set(n.tolist()))}"}
-    if np.any(x <= 0) or not np.all(np.isfinite(x)):
-        return {"ok": False, "note": "throughput must be positive at every point"}
     lam0 = float(x[np.argmin(n)] / n.min())
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OptimizeWarning)
-            (lam, sigma, kappa), _ = curve_fit(
-                usl, n, x, p0=[lam0, 0.1, 0.001],
-                bounds=([0.0, 0.0, 0.0], [np.inf, 1.0, 1.0]), maxfev=20000)
-    except (RuntimeError, ValueError) as exc:
-        return {"ok": False, "note": f"fit failed: {exc}"}
-    pred = usl(n, lam, sigma, kappa)
-    ss_res = float(np.sum((x - pred) ** 2))
-    ss_tot = float(np.sum((x - x.mean()) ** 2))
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    peak = math.sqrt((1.0 - sigma) / kappa) if kappa > 1e-12 else None
-    return {
-        "ok": True, "lambda": float(lam), "sigma": float(sigma), "kappa": float(kappa),
-        "peak_threads": peak, "r2": r2,
-        "note": f"fitted on {len(set(n.tolist()))} thread counts"
-        + (" (few points: treat σ and κ as rough)" if len(set(n.tolist())) < 5 else ""),
-    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimizeWarning)
+        (lam, sigma, kappa), _ = curve_fit(
+            usl, n, x, p0=[lam0, 0.1, 0.001],
+            bounds=([0.0, 0.0, 0.0], [np.inf, 1.0, 1.0]), maxfev=20000)
+    return float(lam), float(sigma), float(kappa)
 
 
 def recorded() -> list[tuple[str, list[float], list[float]]]:
@@ -134,7 +115,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     out = ap.parse_args().out
-    cases = [{"name": name, "threads": n, "throughput": x, "fit": scipy_fit_usl(n, x)}
+    cases = [{"name": name, "threads": n, "throughput": x,
+              "fit": fit_usl(n, x, solve=scipy_least_squares)}
              for name, n, x in recorded() + synthetic()]
     doc = {"about": "analysis/usl.py's fit_usl with scipy.optimize.curve_fit "
                     "(tools/record_usl_fits.py)",
