@@ -126,6 +126,18 @@ static const struct rec_inode *inode_of(struct rec_session *s, __u64 addr)
 	return bsearch(&key, s->data.inodes, s->data.nr_inodes, sizeof(key), cmp_inode_addr);
 }
 
+/* Every inode the sections may name, wanted before the first lookup: one
+ * walk of a device's mounts then looks for them all (resolve/paths.h). */
+static void want_paths(struct rec_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->data.nr_inodes; i++)
+		paths_want(s->paths, s->data.inodes[i].v.dev, s->data.inodes[i].v.ino);
+	for (i = 0; i < s->data.nr_dio; i++)
+		paths_want(s->paths, s->data.dio[i].k.dev, s->data.dio[i].k.ino);
+}
+
 /* ---- top-level sections ---- */
 
 static void write_header(struct rec_session *s, struct json_out *j)
@@ -867,6 +879,7 @@ int document_write(struct rec_session *s, FILE *f)
 {
 	struct json_out j = JSON_OUT_INIT(f);
 
+	want_paths(s);
 	json_begin_object(&j);
 	write_header(s, &j);
 	write_drops_and_counts(s, &j);
@@ -926,6 +939,7 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta,
 	/* the section writers read s->data: the delta stands in for it */
 	s->data = *delta;
 	s->in_series = true;
+	want_paths(s);
 	json_begin_object(&j);
 	json_key(&j, "interval");
 	json_begin_object(&j);

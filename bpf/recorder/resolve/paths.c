@@ -125,11 +125,15 @@ static int mounts_of(dev_t dev, char ***out, size_t *nout)
 	return 0;
 }
 
-/* Breadth-first queue of directories, as paths relative to the mount. */
+/* Breadth-first queue of directories, as paths relative to the mount. The
+ * walk looks for every inode want() says yes to, and ends when found()
+ * returns non-zero (1: all found; negative: an error). */
 struct walk {
 	dev_t dev;
-	uint64_t ino;
 	unsigned budget;      /* entries left to visit */
+	bool (*want)(void *ctx, uint64_t ino);
+	int (*found)(void *ctx, uint64_t ino, const char *path);
+	void *ctx;
 	char **q;
 	size_t head;
 	size_t n;
@@ -163,8 +167,24 @@ static void walk_reset(struct walk *w)
 	w->head = w->n = 0;
 }
 
-/* Scans one directory: 1 when found (path in buf), 0 to go on, <0 on error. */
-static int scan_dir(struct walk *w, const char *mp, const char *rel, char *buf, size_t len)
+/* An entry the walk looks for: confirmed by stat (d_ino saves a stat per
+ * entry, but only the stat is exact), then handed to found(). */
+static int match(struct walk *w, int fd, const char *mp, const char *rel, const char *nm)
+{
+	char tail[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+
+	if (fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) || st.st_dev != w->dev ||
+	    !w->want(w->ctx, st.st_ino))
+		return 0;
+	if ((size_t)snprintf(tail, sizeof(tail), "%s/%s", rel, nm) >= sizeof(tail) ||
+	    copy_out(path, sizeof(path), mp, tail))
+		return w->found(w->ctx, st.st_ino, NULL);
+	return w->found(w->ctx, st.st_ino, path);
+}
+
+/* Scans one directory: non-zero ends the walk (see struct walk). */
+static int scan_dir(struct walk *w, const char *mp, const char *rel)
 {
 	char full[PATH_MAX];
 	struct dirent *de;
@@ -195,16 +215,8 @@ static int scan_dir(struct walk *w, const char *mp, const char *rel, char *buf, 
 			break;
 		}
 		w->budget--;
-		/* d_ino saves a stat per entry; confirm the one candidate */
-		if (de->d_ino == w->ino && !fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) &&
-		    st.st_dev == w->dev && st.st_ino == w->ino) {
-			char tail[PATH_MAX];
-
-			snprintf(tail, sizeof(tail), "%s/%s", rel, nm);
-			ret = copy_out(buf, len, mp, tail);
-			ret = ret ? ret : 1;
+		if (w->want(w->ctx, de->d_ino) && (ret = match(w, fd, mp, rel, nm)))
 			break;
-		}
 		if (de->d_type == DT_UNKNOWN)
 			dir = !fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
 		if (dir)
@@ -214,16 +226,17 @@ static int scan_dir(struct walk *w, const char *mp, const char *rel, char *buf, 
 	return ret;
 }
 
-static int walk_mount(struct walk *w, const char *mountpoint, char *buf, size_t len)
+static int walk_mount(struct walk *w, const char *mountpoint)
 {
 	/* "/" would give "//a": relative paths start with '/' already */
 	const char *mp = strcmp(mountpoint, "/") ? mountpoint : "";
 	struct stat st;
 	int ret;
 
-	if (!stat(mountpoint, &st) && st.st_dev == w->dev && st.st_ino == w->ino) {
-		ret = copy_out(buf, len, mountpoint, "");
-		return ret ? ret : 1;
+	if (!stat(mountpoint, &st) && st.st_dev == w->dev && w->want(w->ctx, st.st_ino)) {
+		ret = w->found(w->ctx, st.st_ino, mountpoint);
+		if (ret)
+			return ret;
 	}
 	walk_reset(w);
 	ret = push(w, "", NULL);
@@ -232,7 +245,7 @@ static int walk_mount(struct walk *w, const char *mountpoint, char *buf, size_t 
 	while (w->head < w->n) {
 		char *rel = w->q[w->head];
 
-		ret = scan_dir(w, mp, rel, buf, len);
+		ret = scan_dir(w, mp, rel);
 		free(rel);
 		w->q[w->head++] = NULL;
 		if (ret)
@@ -241,24 +254,55 @@ static int walk_mount(struct walk *w, const char *mountpoint, char *buf, size_t 
 	return 0;
 }
 
-int paths_from_mount(dev_t dev, uint64_t ino, char *buf, size_t len, unsigned max_entries)
+/* One walk of every mount of w->dev, within one budget: 1 when found()
+ * said all were found, 0 when the walk ended first, negative on error. */
+static int walk_device(struct walk *w)
 {
-	struct walk w = { .dev = dev, .ino = ino };
 	char **mps = NULL;
 	size_t n = 0;
 	int ret;
 
-	w.budget = max_entries ? max_entries : DEFAULT_MAX_ENTRIES;
-	ret = mounts_of(dev, &mps, &n);
+	ret = mounts_of(w->dev, &mps, &n);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = walk_mount(&w, mps[i], buf, len);
-	walk_reset(&w);
-	free(w.q);
+		ret = walk_mount(w, mps[i]);
+	walk_reset(w);
+	free(w->q);
 	for (size_t i = 0; i < n; i++)
 		free(mps[i]);
 	free(mps);
+	return ret;
+}
+
+struct one_inode {
+	uint64_t ino;
+	char *buf;
+	size_t len;
+};
+
+static bool one_want(void *ctx, uint64_t ino)
+{
+	return ((struct one_inode *)ctx)->ino == ino;
+}
+
+static int one_found(void *ctx, uint64_t ino, const char *path)
+{
+	struct one_inode *o = ctx;
+	int err = path ? copy_out(o->buf, o->len, path, "") : -ENAMETOOLONG;
+
+	(void)ino;
+	return err ? err : 1;
+}
+
+int paths_from_mount(dev_t dev, uint64_t ino, char *buf, size_t len, unsigned max_entries)
+{
+	struct one_inode o = { .ino = ino, .buf = buf, .len = len };
+	struct walk w = { .dev = dev, .want = one_want, .found = one_found, .ctx = &o };
+	int ret;
+
+	w.budget = max_entries ? max_entries : DEFAULT_MAX_ENTRIES;
+	ret = walk_device(&w);
 	if (ret == 1)
 		return 0;
 	return ret ? ret : -ENOENT;
@@ -267,7 +311,7 @@ int paths_from_mount(dev_t dev, uint64_t ino, char *buf, size_t len, unsigned ma
 /* ---- the cache ---- */
 
 #define FD_TRIES 3          /* fd-table reads per inode while recording */
-#define MOUNT_SEARCHES 64   /* inodes searched for by walking a mount */
+#define MOUNT_SEARCHES 64   /* walks of a device's mounts, each for all its inodes */
 
 struct path_entry {
 	__u32 kdev;
@@ -275,6 +319,7 @@ struct path_entry {
 	char *path;
 	int fd_tries;
 	bool mount_tried;
+	bool searching;     /* looked for by the walk under way */
 };
 
 struct rec_paths {
@@ -285,7 +330,7 @@ struct rec_paths {
 	int pids[REC_MAX_PIDS];
 	int nr_pids;
 	unsigned int mount_max;
-	int mount_searches;
+	unsigned mount_searches;
 };
 
 struct rec_paths *paths_new(unsigned int mount_search_max)
@@ -343,6 +388,21 @@ static int grow(struct rec_paths *p)
 	return 0;
 }
 
+/* The entry for (kdev, ino), or NULL. */
+static struct path_entry *find(const struct rec_paths *p, __u32 kdev, __u64 ino)
+{
+	size_t h;
+
+	for (h = p->nslots ? slot_of(p, kdev, ino) : 0; p->nslots && p->slots[h];
+	     h = (h + 1) & (p->nslots - 1)) {
+		struct path_entry *e = &p->e[p->slots[h] - 1];
+
+		if (e->kdev == kdev && e->ino == ino)
+			return e;
+	}
+	return NULL;
+}
+
 /* The entry for (kdev, ino), created when missing. */
 static struct path_entry *entry(struct rec_paths *p, __u32 kdev, __u64 ino)
 {
@@ -398,10 +458,64 @@ bool paths_try_fds(struct rec_paths *p, __u32 kdev, __u64 ino, int pid)
 	return true;
 }
 
+void paths_want(struct rec_paths *p, __u32 kdev, __u64 ino)
+{
+	entry(p, kdev, ino);
+}
+
+struct device_search {
+	struct rec_paths *p;
+	__u32 kdev;
+	size_t left;
+};
+
+static bool search_want(void *ctx, uint64_t ino)
+{
+	struct device_search *d = ctx;
+	struct path_entry *e = find(d->p, d->kdev, ino);
+
+	return e && e->searching;
+}
+
+static int search_found(void *ctx, uint64_t ino, const char *path)
+{
+	struct device_search *d = ctx;
+	struct path_entry *e = find(d->p, d->kdev, ino);
+
+	if (!path || !e || !e->searching)
+		return 0;
+	e->searching = false;
+	e->path = strdup(path);
+	return --d->left ? 0 : 1;
+}
+
+/* One walk of kdev's mounts for all its inodes not named yet: the walk's
+ * cost is the tree's, whatever the number of inodes looked for. */
+static void search_device(struct rec_paths *p, __u32 kdev)
+{
+	struct device_search d = { .p = p, .kdev = kdev };
+	struct walk w = { .dev = paths_kdev_to_udev(kdev), .budget = p->mount_max,
+			  .want = search_want, .found = search_found, .ctx = &d };
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		struct path_entry *e = &p->e[i];
+
+		if (e->kdev == kdev && !e->path && !e->mount_tried) {
+			e->mount_tried = e->searching = true;
+			d.left++;
+		}
+	}
+	p->mount_searches++;
+	if (d.left)
+		walk_device(&w);
+	for (i = 0; i < p->n; i++)
+		p->e[i].searching = false;
+}
+
 const char *paths_lookup(struct rec_paths *p, __u32 kdev, __u64 ino, int pid)
 {
 	struct path_entry *e = entry(p, kdev, ino);
-	char buf[PATH_MAX];
 	int i;
 
 	if (!e)
@@ -415,9 +529,11 @@ const char *paths_lookup(struct rec_paths *p, __u32 kdev, __u64 ino, int pid)
 			return e->path;
 	if (e->mount_tried || p->mount_searches >= MOUNT_SEARCHES || !p->mount_max)
 		return NULL;
-	e->mount_tried = true;
-	p->mount_searches++;
-	if (paths_from_mount(paths_kdev_to_udev(kdev), ino, buf, sizeof(buf), p->mount_max) == 0)
-		e->path = strdup(buf);
+	search_device(p, kdev);
 	return e->path;
+}
+
+unsigned paths_walks(const struct rec_paths *p)
+{
+	return p->mount_searches;
 }

@@ -41,8 +41,16 @@ void paths_add_pids(struct rec_paths *p, const int *pids, int n);
  * is known or was tried often enough). */
 bool paths_try_fds(struct rec_paths *p, __u32 kdev, __u64 ino, int pid);
 
+/* Makes (kdev, ino) one of the inodes the next search of its device looks
+ * for: register every inode a document names before the first lookup. */
+void paths_want(struct rec_paths *p, __u32 kdev, __u64 ino);
+
 /* The final answer: cached, else fds of pid and of the --pid list, else a
- * bounded search of the mount. NULL when not found. */
+ * bounded walk of the device's mounts, which looks for every wanted inode of
+ * that device at once. NULL when not found. */
 const char *paths_lookup(struct rec_paths *p, __u32 kdev, __u64 ino, int pid);
+
+/* Walks of a device's mounts so far (each bounded by mount_search_max). */
+unsigned paths_walks(const struct rec_paths *p);
 
 #endif

@@ -104,7 +104,7 @@ static const struct opt_def defs[] = {
 	  "read /proc/PID/fd and maps of traced processes every N ms while recording",
 	  "0: only at start and stop" },
 	{ "mount-search-max", 0, "N", OK_UINT, F(mount_search_max), 200000, 0, MAP_MAX, false,
-	  "directory entries visited when searching a mount for an inode's path", NULL },
+	  "directory entries visited in one walk of a device's mounts for the paths of its inodes", NULL },
 	{ "disable", 0, "GROUP[,GROUP...]", OK_STRING, F(disable), 0, 0, 0, false,
 	  "turn probe groups off (names as in --list-features)", NULL },
 	{ "fs", 0, "LIST", OK_STRING, F(fs), 0, 0, 0, false,

@@ -21,6 +21,8 @@ static const char usage[] =
 	"       lockscope-symtest kdev KDEV             (prints MAJ:MIN USER_DEV)\n"
 	"       lockscope-symtest path-fd [-k] PID DEV INO\n"
 	"       lockscope-symtest path-mount [-k] DEV INO [MAX_ENTRIES]\n"
+	"       lockscope-symtest path-cache KDEV MAX_ENTRIES INO... (one line per INO,\n"
+	"                                                \"-\" when not found, then \"walks N\")\n"
 	"       lockscope-symtest bench\n"
 	"DEV is MAJ:MIN or a number: a user dev_t, or with -k the kernel's encoding.\n";
 
@@ -158,6 +160,37 @@ static int cmd_path(int argc, char **argv, int by_fd)
 	return 0;
 }
 
+/* The recorder's cache: every INO wanted first, then looked up as a
+ * document does (no pid: only the walk can name them). */
+static int cmd_path_cache(int argc, char **argv)
+{
+	uint64_t kdev, max, ino;
+	struct rec_paths *p;
+
+	if (argc < 3 || parse_u64(argv[0], &kdev) || parse_u64(argv[1], &max))
+		return bad_usage();
+	p = paths_new((unsigned)max);
+	if (!p)
+		return 1;
+	for (int i = 2; i < argc; i++) {
+		if (parse_u64(argv[i], &ino)) {
+			paths_free(p);
+			return bad_usage();
+		}
+		paths_want(p, (__u32)kdev, ino);
+	}
+	for (int i = 2; i < argc; i++) {
+		const char *path;
+
+		parse_u64(argv[i], &ino);
+		path = paths_lookup(p, (__u32)kdev, ino, 0);
+		puts(path ? path : "-");
+	}
+	printf("walks %u\n", paths_walks(p));
+	paths_free(p);
+	return 0;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -232,6 +265,8 @@ int main(int argc, char **argv)
 		return cmd_path(argc - 2, argv + 2, 1);
 	if (!strcmp(argv[1], "path-mount"))
 		return cmd_path(argc - 2, argv + 2, 0);
+	if (!strcmp(argv[1], "path-cache"))
+		return cmd_path_cache(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench();
 	return bad_usage();

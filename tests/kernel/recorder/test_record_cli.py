@@ -19,7 +19,7 @@ import pytest
 from lockscope.report.notes import missing_notes
 
 from patience import patience
-from record_common import record_binary, recorder
+from record_common import FINISH_TIMEOUT_S, record_binary, recorder
 
 
 def run(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -234,7 +234,7 @@ def test_start_on_stdin_stops_at_eof_and_at_duration(tmp_path):
     assert proc.stdout.readline() == "ready\n"
     proc.stdin.write("go\n")
     proc.stdin.flush()
-    assert proc.wait(patience(30)) == 0        # --duration ended it, stdin still open
+    assert proc.wait(patience(FINISH_TIMEOUT_S)) == 0        # --duration ended it, stdin still open
     assert 0.35e9 < json.loads(out.read_text())["interval"]["duration_ns"] < 5e9
     proc.stdin.close()
 
@@ -245,7 +245,7 @@ def test_start_on_stdin_stops_at_eof_and_at_duration(tmp_path):
     proc.stdin.flush()
     time.sleep(0.3)
     proc.stdin.close()               # EOF ends it
-    assert proc.wait(patience(30)) == 0
+    assert proc.wait(patience(FINISH_TIMEOUT_S)) == 0
     assert json.loads(out.read_text())["interval"]["duration_ns"] > 0.2e9
 
 
@@ -256,7 +256,7 @@ def test_sigterm_still_writes_the_document(tmp_path):
                             stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(patience(30)) == 0
+    assert proc.wait(patience(FINISH_TIMEOUT_S)) == 0
     assert json.loads(out.read_text())["schema"] == "lockscope-record/1"
 
 
@@ -314,7 +314,7 @@ def test_out_to_a_fifo_is_written_in_place_and_no_file_is_clobbered(tmp_path):
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
     reader.start()
     res = run("--duration", "0.2", "--out", str(fifo))
-    reader.join(patience(30))
+    reader.join(patience(60))
     assert res.returncode == 0, res.stderr
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert json.loads(got[0])["schema"] == "lockscope-record/1"

@@ -417,6 +417,32 @@ def test_path_from_mount_finds_file_by_inode(symtest, any_fs):
 
 
 @pytest.mark.kernel
+def test_one_walk_names_every_inode_of_a_device(symtest, any_fs):
+    # A recording names many inodes; those gone (unlinked temporaries) are never found, so
+    # each walk of their device runs to its budget: one walk must look for all of them.
+    targets = []
+    for d in range(4):
+        sub = any_fs.path / f"dir{d}" / "inner"
+        sub.mkdir(parents=True)
+        for i in range(20):
+            (sub / f"filler{i}").write_bytes(b"")
+        target = sub / "table.ibd"
+        target.write_bytes(b"t")
+        targets.append(target)
+    gone = []
+    for i in range(3):
+        g = any_fs.path / f"tmp{i}"
+        g.write_bytes(b"")
+        gone.append(os.stat(g).st_ino)
+        g.unlink()
+    entries = sum(len(dirs) + len(files) for _, dirs, files in os.walk(any_fs.path))
+    inos = [gone[0], *(os.stat(t).st_ino for t in targets), *gone[1:]]
+    dev = kdev(os.stat(any_fs.path).st_dev)
+    out = lines(symtest, "path-cache", dev, entries, *inos)
+    assert out == ["-", *map(str, targets), "-", "-", "walks 1"]
+
+
+@pytest.mark.kernel
 def test_path_from_mount_does_not_cross_mounts(symtest, loopfs_factory):
     outer = loopfs_factory("ext4", 256 << 20)
     inner_dir = outer.path / "sub"
