@@ -1,8 +1,11 @@
-"""Hold a guest's emulator to a share of one CPU (run-matrix --cpu-share): how the matrix
-is tried as a slower machine would run it. A CPU cgroup per guest, with a CFS quota:
-cgroup v1's `cpu` controller (cpu.cfs_quota_us over cpu.cfs_period_us) where it is
-mounted, else cgroup v2's cpu.max. Each cgroup is removed when its guest ends; one a
-killed run left is removed by the next (its processes are gone by then)."""
+"""Run the matrix as a slower machine would (run-matrix --cpu-share F): each CPU at F of
+this one's speed. So each guest's emulator is held to F of one CPU, and all the guests
+together to F of all the CPUs: three guests on a 2-CPU machine at half speed share one
+CPU's worth, as they would there, and a guest left alone gets its F of a CPU back.
+A CPU cgroup for the run (the machine) with one per guest inside it, each with a CFS
+quota: cgroup v1's `cpu` controller (cpu.cfs_quota_us over cpu.cfs_period_us) where it
+is mounted, else cgroup v2's cpu.max. Each cgroup is removed when its guest or the run
+ends; those a killed run left are removed by the next (their processes are gone)."""
 
 from __future__ import annotations
 
@@ -42,12 +45,19 @@ def controller_root() -> tuple[Path, bool]:
 
 
 def clean_stale() -> None:
-    """Remove the cgroups an earlier run left (rmdir refuses one still in use)."""
+    """Remove the cgroups an earlier run left, guests' before the run's (rmdir refuses
+    one still in use, or with a cgroup inside)."""
     try:
         root, _ = controller_root()
     except (CpuLimitError, OSError):
         return
     for d in root.glob(PREFIX + "*"):
+        for inner in (d.glob("*") if d.is_dir() else []):
+            if inner.is_dir():
+                try:
+                    inner.rmdir()
+                except OSError:
+                    pass
         try:
             d.rmdir()
         except OSError:
@@ -55,12 +65,19 @@ def clean_stale() -> None:
 
 
 class CpuLimit:
-    """A cgroup holding what joins it to `share` of one CPU."""
+    """A cgroup holding what joins it to `share` of one CPU; inside `parent` (another
+    CpuLimit) when given, which holds it and its siblings together."""
 
-    def __init__(self, name: str, share: float) -> None:
-        if not 0 < share <= 64:
-            raise CpuLimitError(f"CPU share {share} out of range (0, 64]")
+    def __init__(self, name: str, share: float, parent: CpuLimit | None = None) -> None:
+        if not 0 < share <= 1024:
+            raise CpuLimitError(f"CPU share {share} out of range (0, 1024]")
         root, self.v2 = controller_root()
+        if parent is not None:
+            root = parent.path
+            if self.v2:
+                subtree = root / "cgroup.subtree_control"
+                if "cpu" not in subtree.read_text().split():
+                    subtree.write_text("+cpu")
         self.path = root / (PREFIX + name)
         self.path.mkdir(exist_ok=True)
         quota = max(1000, int(share * PERIOD_US))
@@ -91,3 +108,8 @@ class CpuLimit:
             self.path.rmdir()
         except OSError:
             pass
+
+
+def machine_limit(share: float) -> CpuLimit:
+    """The run's cgroup: `share` of each of this machine's CPUs, all guests together."""
+    return CpuLimit("machine", share * (os.cpu_count() or 1))

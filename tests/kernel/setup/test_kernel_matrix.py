@@ -40,29 +40,37 @@ def test_the_matrix_judge_agrees_with_doctor_here_and_catches_a_lie(tmp_path):
     assert not verdict["ok"] and "lock" in verdict["detail"]
 
 
+def _busy_shares(limits: list) -> list[float]:
+    """The share of the time a busy loop in each of limits got over 3 s (the kernel's own
+    accounting of its CPU time, /proc/PID/stat)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=h.join)
+             for h in limits]
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+
+        def cpu_seconds(proc: subprocess.Popen) -> float:
+            fields = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / ticks
+        start_cpu, start = [cpu_seconds(p) for p in procs], time.monotonic()
+        time.sleep(3)
+        took = time.monotonic() - start
+        return [(cpu_seconds(p) - c) / took for p, c in zip(procs, start_cpu)]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 @pytest.mark.kernel
 def test_a_cpu_share_holds_a_busy_process_to_it():
     """run-matrix --cpu-share's cgroup (tools/kernels/cpu_limit.py) holds what joins it to
-    its share: a busy loop in it gets at most that share of the time (the kernel's own
-    accounting of its CPU time, /proc/PID/stat), and the quota says it throttled it."""
+    its share, and the quota says it throttled it."""
     from cpu_limit import CpuLimit
 
     require_kernel()
     held = CpuLimit(f"test-{os.getpid()}", 0.25)
     try:
-        proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                preexec_fn=held.join)
-        try:
-            ticks = os.sysconf("SC_CLK_TCK")
-            def cpu_seconds() -> float:
-                fields = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
-                return (int(fields[11]) + int(fields[12])) / ticks
-            start_cpu, start = cpu_seconds(), time.monotonic()
-            time.sleep(3)
-            share = (cpu_seconds() - start_cpu) / (time.monotonic() - start)
-        finally:
-            proc.kill()
-            proc.wait()
+        [share] = _busy_shares([held])
         # the quota is a ceiling: a loaded machine gives less, never more (one period's
         # worth of slack for the reading's edges)
         assert share <= 0.25 + 0.1, share
@@ -70,3 +78,24 @@ def test_a_cpu_share_holds_a_busy_process_to_it():
     finally:
         held.remove()
     assert not held.path.exists()
+
+
+@pytest.mark.kernel
+def test_guests_together_are_held_to_the_machine_share():
+    """Guests inside the run's cgroup share its quota: two busy loops each allowed 0.4 of
+    a CPU, inside one allowed 0.4 in all, get 0.4 between them, not 0.8."""
+    from cpu_limit import CpuLimit
+
+    require_kernel()
+    machine = CpuLimit(f"test-machine-{os.getpid()}", 0.4)
+    guests = [CpuLimit(f"guest{i}", 0.4, machine) for i in range(2)]
+    try:
+        shares = _busy_shares(guests)
+        assert sum(shares) <= 0.4 + 0.1, shares
+        assert all(s <= 0.4 + 0.1 for s in shares), shares
+        assert machine.throttled_seconds() > 0
+    finally:
+        for g in guests:
+            g.remove()
+        machine.remove()
+    assert not machine.path.exists()
