@@ -6,43 +6,14 @@ from __future__ import annotations
 from ..schema import AttachFigures, ModeShare, Verdict, VerdictKind
 from .dbfiles import LOG_ROLES
 from .lock_mode import mode_text
+from .thresholds import EXPLAINS, STRONG
+from .wait_classes import WAIT_CLASSES
 
-EXPLAINS = 0.35        # the top loss class must hold at least this share of lost time
-STRONG = 0.6
 IDLE_LOSS_THREADS = 0.05  # lost threads (average) below this: the server waited for work
 
-KINDS = {
-    "inode_lock": VerdictKind.INODE_LOCK_CONTENTION,
-    "kernel_lock": VerdictKind.OTHER_LOCK_CONTENTION,
-    "user_lock": VerdictKind.USER_LOCK_CONTENTION, "durability": VerdictKind.DURABILITY_BOUND,
-    "journal": VerdictKind.JOURNAL_BOUND, "block_io": VerdictKind.DEVICE_BOUND,
-    "writeback": VerdictKind.DEVICE_BOUND,
-    "memory": VerdictKind.MEMORY_PRESSURE, "runqueue": VerdictKind.CPU_BOUND,
-    "unclassified": VerdictKind.INCONCLUSIVE,
-    "io_uring_hashed": VerdictKind.IO_URING_SERIALIZED,
-}
-REMEDIES = {
-    "durability": ["group commits (MariaDB: binlog_commit_wait_count / "
-                   "innodb_flush_log_at_trx_commit=2 where losing the last second is "
-                   "acceptable; PostgreSQL: commit_delay, synchronous_commit=off for "
-                   "non-critical transactions)",
-                   "put the log on a device with a fast cache flush (power-loss protected)"],
-    "journal": ["put the filesystem journal on a faster device, or use a larger journal"],
-    "block_io": ["a faster device or more parallel I/O; check the device's queue depth"],
-    "writeback": ["sync_file_range waits for the device to write back: a faster device, or "
-                  "fewer forced writebacks (PostgreSQL: checkpoint_flush_after, "
-                  "bgwriter_flush_after, backend_flush_after; 0 turns them off)"],
-    "inode_lock": ["see the rule below: each names the write pattern that takes the lock "
-                   "exclusive"],
-    "kernel_lock": ["read the lock's kernel function in the off-CPU flame graph"],
-    "user_lock": ["read the user function in the off-CPU flame graph: it names the "
-                  "server's own mutex"],
-    "memory": ["more memory for the page cache, or a smaller buffer pool / shared_buffers "
-               "if the host swaps"],
-    "runqueue": ["more CPUs, or fewer busy threads (connection pool, thread pool size)"],
-    "io_uring_hashed": ["see the rule below: io-wq runs the writes it was given one per "
-                        "file at a time"],
-}
+# what each loss class holding the lost time says, and what to do (wait_classes.py)
+KINDS = {c.key: c.verdict for c in WAIT_CLASSES if c.verdict is not None}
+REMEDIES = {c.key: c.remedies for c in WAIT_CLASSES if c.remedies}
 
 
 def _thr(ns: float, window_s: float) -> str:

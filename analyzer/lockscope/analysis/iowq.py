@@ -14,6 +14,9 @@ zero.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..schema import (
     Cause,
     DioEntry,
@@ -26,10 +29,22 @@ from ..schema import (
 from .kernel_release import KernelVersion
 from .rule_types import Holds
 from .rules_iouring import HASHED, PARALLEL_DIO_FS
+from .wait_classes import BY_KEY
 
 CLASS = "io_uring_hashed"
-NAME = "io_uring writes queued one per file (io-wq hash)"
+NAME = BY_KEY[CLASS].words
 MIN_SHARE = 0.01    # of the file's DIO writes hashed and waited behind another: a cause
+
+
+def behind_ns(section: Mapping[str, Any]) -> float | None:
+    """The class's request time in one recorder section (a document or one interval of
+    its series): the requests queued behind another of the same file. None where the
+    recorder did not measure it (its files' entries carry io_wq_hashed only then)."""
+    hashed = [e["io_wq_hashed"] for e in section.get("dio") or []
+              if isinstance(e, Mapping) and isinstance(e.get("io_wq_hashed"), Mapping)]
+    if not hashed:
+        return None
+    return float(sum((h.get("behind") or {}).get("total_ns", 0) for h in hashed))
 
 
 def hashed_summary(trace: Trace) -> IoUringHashed:

@@ -24,9 +24,11 @@ from .explain import explained_loss
 from .iowq import hashed_cause, hashed_summary
 from .kernel_release import KernelVersion, version_text
 from .rules_iouring import HASHED
+from .thresholds import EXPLAINS
 
-REQUEST_SHARE = 0.35    # of request time at the top thread count behind the hash...
-EXPLAINS = 0.35         # ...and of the lost efficiency: io-wq's hash is the limit
+# of request time at the top thread count behind the hash, and EXPLAINS of the lost
+# efficiency: io-wq's hash is the limit
+REQUEST_SHARE = 0.35
 
 
 def request_ns(run: Run) -> float | None:

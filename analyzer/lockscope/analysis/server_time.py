@@ -20,10 +20,11 @@ from typing import Any, cast
 
 from ..schema import AttachAnalysis, Run, Trace, Verdict, VerdictKind
 from .attach import classes_of
-from .attach_verdict import EXPLAINS, KINDS, REMEDIES, STRONG
+from .attach_verdict import KINDS, REMEDIES
 from .observed import observed_ns
 from .runs import workload_figures
 from .stats import spread
+from .thresholds import EXPLAINS, STRONG
 from .verdict import SCALES_EFFICIENCY
 from .waitclass import CLASSES, LOSS_CLASSES, UserClassifier, load_user_classifier
 

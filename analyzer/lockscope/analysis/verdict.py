@@ -9,10 +9,11 @@ from .explain import category_losses, cpu_capacity_bound, evidence_strength
 from .iowq_sweep import hashed_note
 from .lock_mode import mode_text
 from .rules import GENERAL_REMEDIES
+from .thresholds import EXPLAINS
 
 SCALES_EFFICIENCY = 0.7      # E(N) at the highest N at or above this: it scales
-LOCK_EXPLAINS = 0.35         # the largest part of the loss, and at least this much of it,
-LOCK_MIN_SHARE = 0.1         # ...and at least this share of thread time: a lock is the cause
+# a lock is the cause when it is the largest part of the loss, at least EXPLAINS of it,
+LOCK_MIN_SHARE = 0.1         # ...and at least this share of thread time
 CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
                   "block_io": "block I/O",
                   "journal": "the journal", "other_lock": "other locks",
@@ -61,18 +62,18 @@ def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cau
     parts = category_losses(points, cpus)
     top = locks[0] if locks else None
     hi_share = top["share_by_threads"].get(str(hi["threads"]), 0.0) if top else 0.0
-    if top and top["explained_loss"] >= max(LOCK_EXPLAINS, *parts.values()) \
+    if top and top["explained_loss"] >= max(EXPLAINS, *parts.values()) \
             and hi_share >= LOCK_MIN_SHARE:
         return _lock_verdict(fstype, top, points, causes, curve, hi_share, mode,
                              disagreements)
     biggest = max(parts, key=lambda k: parts[k])
-    if parts[biggest] >= LOCK_EXPLAINS and biggest == "block_io":
+    if parts[biggest] >= EXPLAINS and biggest == "block_io":
         return _verdict(VerdictKind.DEVICE_BOUND, confidence="medium", evidence=[
             curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads is block "
             f"I/O, which explains {parts['block_io']:.0%} of the lost efficiency"],
             summary=f"{fstype} is device-bound: {curve}; threads wait on the block device.",
             remedies=["a faster device, or more queue depth per thread (ioengine=io_uring)"])
-    if parts[biggest] >= LOCK_EXPLAINS and biggest in ("oncpu", "runqueue"):
+    if parts[biggest] >= EXPLAINS and biggest in ("oncpu", "runqueue"):
         return _cpu_verdict(fstype, curve, [cpu_evidence, f"{CATEGORY_NAMES[biggest]} "
                             f"explains {parts[biggest]:.0%} of the lost efficiency"])
     evidence = [curve, "no single wait explains most of the lost efficiency: " + ", ".join(

@@ -57,27 +57,17 @@ from dataclasses import dataclass
 from ..schema import OffcpuRecord, TraceThread
 from .lockkinds import INODE_LOCK_KINDS
 from .userwait import UserWait
+from .wait_classes import BY_KEY, RECORD_CLASSES
 
 # userwait.classify: (user frames, kernel frames) -> idle or lock, when it can tell;
 # a bare kind ("idle", "user_lock") is taken too
 UserClassifier = Callable[[Sequence[str], Sequence[str]], "UserWait | str | None"]
 
-# Class keys in report order, with the words the report uses.
-CLASSES = {
-    "idle": "idle / waiting for work",
-    "user_lock": "user-space lock",
-    "durability": "fsync / durability",
-    "writeback": "sync_file_range / writeback",
-    "journal": "journal",
-    "block_io": "block I/O",
-    "inode_lock": "inode lock",
-    "kernel_lock": "other kernel locks",
-    "memory": "page faults / reclaim",
-    "runqueue": "runqueue",
-    "unclassified": "unclassified",
-}
+# The off-CPU records' classes in report order, with the words the report uses
+# (analysis/wait_classes.py holds each class's entry).
+CLASSES = {k: BY_KEY[k].words for k in RECORD_CLASSES}
 # Lost time is everything but waiting for work.
-LOSS_CLASSES = tuple(c for c in CLASSES if c != "idle")
+LOSS_CLASSES = tuple(c for c in CLASSES if BY_KEY[c].loss)
 
 # System calls by name: what blocking in each means.
 SYSCALL_CLASSES = {

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..analysis.dbfiles import ROLES, PgNames
-from ..analysis.iowq import CLASS as HASHED_CLASS
-from ..analysis.waitclass import LOSS_CLASSES, UserClassifier, load_user_classifier
+from ..analysis.wait_classes import LOSS_KEYS
+from ..analysis.waitclass import UserClassifier, load_user_classifier
 from .file_ranking import OTHER, FileRanking
 from .interval_digest import Digest, FileNames, LockBook, digest_interval
 from .pprof_writer import SampleKey
@@ -381,7 +381,7 @@ def _add_pair(table: dict[Any, tuple[int, int]], key: Any, c: int, n: int) -> No
 def _page_line(d: Digest, wall_ns: int) -> Mapping[str, Any]:
     """One per-second line of the live page."""
     obs = max(d.observed_ns, 1)
-    loss = {c: d.classes_ns.get(c, 0.0) for c in (*LOSS_CLASSES, HASHED_CLASS)}
+    loss = {c: d.classes_ns.get(c, 0.0) for c in LOSS_KEYS}
     top_loss = max(loss, key=lambda c: loss[c]) if any(loss.values()) else None
     by_file: dict[str, int] = {}
     for (file, _lock, _mode), (_c, n) in d.lock_waits.items():

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..analysis.iowq import CLASS as HASHED_CLASS
+from ..analysis.iowq import behind_ns
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.observed import observed_ns
 from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
@@ -288,11 +289,9 @@ def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, weighting: W
 def _add_hashed(iv: Mapping[str, Any], classes: dict[str, float]) -> None:
     """io-wq's hashed queue (analysis/iowq.py), request time, where the recorder measured
     it: its files' entries carry io_wq_hashed only then (absent: not measured, no class)."""
-    hashed = [e["io_wq_hashed"] for e in iv.get("dio") or []
-              if isinstance(e, Mapping) and isinstance(e.get("io_wq_hashed"), Mapping)]
-    if hashed:
-        classes[HASHED_CLASS] = float(sum((h.get("behind") or {}).get("total_ns", 0)
-                                          for h in hashed))
+    ns = behind_ns(iv)
+    if ns is not None:
+        classes[HASHED_CLASS] = ns
 
 
 def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,

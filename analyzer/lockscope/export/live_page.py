@@ -8,9 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..analysis.iowq import CLASS as HASHED_CLASS
-from ..analysis.iowq import NAME as HASHED_NAME
-from ..analysis.waitclass import CLASSES
+from ..analysis.wait_classes import WORDS
 from .export_state import ExportSnapshot
 
 LINKS = (
@@ -22,14 +20,13 @@ LINKS = (
 )
 
 
-NAMES = {**CLASSES, HASHED_CLASS: HASHED_NAME}
 
 def _line(row: Mapping[str, Any]) -> str:
     t = time.strftime("%H:%M:%S", time.gmtime(row["wall_ns"] / 1e9))
     cells = [t, f"{row['oncpu_threads']:.2f}", f"{row['idle_threads']:.2f}",
              f"{row['loss_threads']:.2f}"]
     top = row.get("top_loss")
-    cells.append(f"{NAMES[top]} {row['top_loss_threads']:.2f}" if top else "-")
+    cells.append(f"{WORDS[top]} {row['top_loss_threads']:.2f}" if top else "-")
     f = row.get("top_lock_file")
     cells.append(f"{f} {row['top_lock_file_threads']:.2f}" if f else "-")
     cells.append(f"{row['dio_writes_s']:.0f}")

@@ -18,9 +18,8 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector, CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
-from ..analysis.iowq import CLASS as HASHED_CLASS
 from ..analysis.lockkinds import INODE_LOCK_KINDS
-from ..analysis.waitclass import CLASSES
+from ..analysis.wait_classes import ONCPU, RECORD_CLASSES, REQUEST_CLASSES, kind_of
 from .export_state import ExportSnapshot
 from .exporter_metrics import exporter_metrics
 from .stack_coverage import REASONS, stack_coverage
@@ -29,12 +28,6 @@ from .stack_coverage import REASONS, stack_coverage
 # [2^i, 2^(i+1)) ns, so these edges are exact)
 HIST_EXPONENTS = tuple(range(10, 36, 2))
 FILE_LABELS = ["file", "role", "object"]
-
-
-def _class_kind(cls: str) -> str:
-    if cls == "oncpu":
-        return "oncpu"
-    return "idle" if cls == "idle" else "loss"
 
 
 class SnapshotCollector(Collector):
@@ -68,10 +61,11 @@ def _thread_metrics(s: ExportSnapshot) -> Iterator[Metric]:
         "lockscope_thread_seconds", "Time of the traced threads by wait class: oncpu, "
         "idle (waiting for work) and the loss classes (counted while observed)",
         labels=["class", "kind"], unit="seconds")
-    # io-wq's hashed queue only where measured (never a 0 for what was not)
-    hashed = (HASHED_CLASS,) if HASHED_CLASS in s.thread_ns else ()
-    for cls in ("oncpu", *CLASSES, *hashed):
-        t.add_metric([cls, _class_kind(cls)], s.thread_ns.get(cls, 0.0) / 1e9)
+    # request-time classes (io-wq's hashed queue) only where measured: never a 0 for
+    # what was not
+    measured = tuple(c for c in REQUEST_CLASSES if c in s.thread_ns)
+    for cls in (ONCPU, *RECORD_CLASSES, *measured):
+        t.add_metric([cls, kind_of(cls)], s.thread_ns.get(cls, 0.0) / 1e9)
     yield t
 
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis.waitclass import CLASSES
+from ..analysis.wait_classes import COLOURS, ONCPU, RECORD_CLASSES, REQUEST_CLASSES, WORDS
 from .plots import Plot, _figure, render_plots
-
-CLASS_COLORS = {
-    "oncpu": "#4daf4a", "idle": "#e0e0e0", "user_lock": "#fdae61", "durability": "#9e76c8",
-    "writeback": "#74add1",
-    "journal": "#c2a5cf", "block_io": "#4575b4", "inode_lock": "#b2182b",
-    "kernel_lock": "#f46d43", "memory": "#8c510a", "runqueue": "#b8e186",
-    "unclassified": "#969696",
-}
 
 
 def _mark_shedding(ax, a: dict) -> None:
@@ -69,18 +61,20 @@ def classes_figure(a: dict):
     fig = _figure(10, 4.0)
     ax = fig.subplots()
     t = _times(rows)
-    keys = ["oncpu"] + [c for c in CLASSES]
-    names = {"oncpu": "on CPU", **CLASSES}
-    stacks, labels, colors = [], [], []
-    for k in keys:
+    def per_s(k: str) -> list[float]:
         # an interval the probes never watched (--duty) is a gap, not zero threads
-        vals = [r["classes_ns"].get(k, 0.0) / 1e9 / r["duration_s"] if r["duration_s"] > 0
+        return [r["classes_ns"].get(k, 0.0) / 1e9 / r["duration_s"] if r["duration_s"] > 0
                 else float("nan") for r in rows]
+    stacks, labels, colors = [], [], []
+    for k in (ONCPU, *RECORD_CLASSES):
+        vals = per_s(k)
         if any(v > 0 for v in vals):
             stacks.append(vals)
-            labels.append(names[k])
-            colors.append(CLASS_COLORS[k])
-    if not stacks:
+            labels.append(WORDS[k])
+            colors.append(COLOURS[k])
+    # request time is not thread time: a line over the threads' stack, not a layer of it
+    lines = [k for k in REQUEST_CLASSES if any(k in r["classes_ns"] for r in rows)]
+    if not stacks and not lines:
         return None
     if len(rows) == 1:
         bottom = 0.0
@@ -90,6 +84,9 @@ def classes_figure(a: dict):
             bottom += vals[0]
     else:
         ax.stackplot(t, *stacks, labels=labels, colors=colors, alpha=0.9)
+    for k in lines:
+        ax.plot(t, per_s(k), color=COLOURS[k], lw=2, ls="--", marker="o" if len(rows) == 1
+                else None, label=f"{WORDS[k]} (requests, not threads)")
     ax.set_xlabel("seconds into the window")
     ax.set_ylabel("threads (average)")
     _mark_shedding(ax, a)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from lockscope.analysis.holders import ACTIVITIES
-from lockscope.analysis.verdict import LOCK_EXPLAINS, SCALES_EFFICIENCY
+from lockscope.analysis.thresholds import EXPLAINS
+from lockscope.analysis.verdict import SCALES_EFFICIENCY
 from lockscope.schema import SCHEMA
 
 from sweep_runs import assert_nothing_left, interrupt_after_first_point, lockscope
@@ -109,7 +110,7 @@ def test_buffered_writes_contend_on_the_inode_lock(tmp_path):
             hi = a["points"][-1]["time_share"]
             assert v["kind"] in ("cpu_bound", "inconclusive"), (fs, v)
             assert (hi["runqueue"] + hi["oncpu"] > hi["inode_lock"]
-                    or top["explained_loss"] < LOCK_EXPLAINS), (fs, hi, top["explained_loss"])
+                    or top["explained_loss"] < EXPLAINS), (fs, hi, top["explained_loss"])
 
 
 @pytest.mark.kernel

@@ -22,7 +22,8 @@ import os
 
 import pytest
 
-from lockscope.analysis.iowq_sweep import EXPLAINS, REQUEST_SHARE, request_ns
+from lockscope.analysis.iowq_sweep import REQUEST_SHARE, request_ns
+from lockscope.analysis.thresholds import EXPLAINS
 
 from sweep_runs import assert_nothing_left, lockscope
 

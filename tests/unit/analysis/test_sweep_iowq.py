@@ -10,7 +10,8 @@ import pytest
 from iouring_sweep_docs import DATA, doc, flat, run
 
 from lockscope.analysis import analyze
-from lockscope.analysis.iowq_sweep import EXPLAINS, REQUEST_SHARE
+from lockscope.analysis.iowq_sweep import REQUEST_SHARE
+from lockscope.analysis.thresholds import EXPLAINS
 
 
 def test_hashed_requests_holding_request_time_name_io_wq_with_the_rule_before_6_4():
