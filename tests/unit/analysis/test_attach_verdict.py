@@ -75,3 +75,28 @@ def test_unclassified_waits_are_inconclusive():
     futex = ["__schedule+0x618", "futex_wait+0x67", "__x64_sys_futex+0x112"]
     a = analyze_attach(doc([rec(1, futex, 8 * S)]))
     assert a["verdict"]["kind"] == "inconclusive"
+
+
+FAULT = ["__schedule+0x618", "schedule+0x23", "io_schedule+0x46", "folio_wait_bit_common+0x13a",
+         "filemap_fault+0x5a", "__do_fault+0x33", "handle_mm_fault+0xd1",
+         "exc_page_fault+0x77"]
+
+
+def test_a_class_short_of_strong_is_medium_and_below_explains_is_inconclusive():
+    # durability holds 5/9 of the loss: it explains (>= 0.35) but is not strong (< 0.6)
+    a = analyze_attach(doc([rec(1, FSYNC, 5 * S, reason="journal"),
+                            rec(2, FAULT, 4 * S), rec(3, POLL, 9 * S)]))
+    assert a["verdict"]["kind"] == "durability_bound"
+    assert a["verdict"]["confidence"] == "medium"
+    # four classes of a quarter each: none explains the loss
+    a = analyze_attach(doc([rec(1, FSYNC, 3 * S, reason="journal"), rec(2, FAULT, 3 * S),
+                            rec(3, POLL, 3 * S, reason="runqueue"),
+                            rec(4, WRITE_LOCK, 3 * S)]))
+    v = a["verdict"]
+    assert v["kind"] == "inconclusive" and v["confidence"] == "low", v
+    assert max(c["loss_share"] for c in a["classes"]) < 0.35
+
+
+def test_a_server_waiting_for_work_is_idle_with_medium_confidence():
+    a = analyze_attach(doc([rec(1, POLL, 9 * S), rec(2, POLL, 9 * S)]))
+    assert a["verdict"]["kind"] == "idle" and a["verdict"]["confidence"] == "medium"
