@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CORE_GROUPS = ("lock", "dio", "sched", "syscalls", "block")
+from lockscope.run.probe_groups import CORE_GROUPS  # noqa: F401 (doctor's; judge.py's too)
 
 
 @dataclass(frozen=True)

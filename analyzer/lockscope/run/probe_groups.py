@@ -14,7 +14,9 @@ import time
 from ..binaries import find_binary
 from ..errors import LockscopeError
 
-# Probe groups without which the main job (a sweep or attach verdict) cannot run.
+# Probe groups without which the main job (a sweep or attach verdict) cannot run: doctor's
+# required lines and the matrix's core_groups check. (The budget's own set, the groups it
+# never sheds alone, is the recorder's: kept_by_budget in --list-features.)
 CORE_GROUPS = ("lock", "dio", "sched", "syscalls", "block")
 DEFAULT_TIMEOUT_S = 600.0
 QUIET_S = 3.0       # a listing done this quickly prints no progress

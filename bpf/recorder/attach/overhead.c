@@ -19,11 +19,11 @@
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
-/* The analysis cannot stand without these: lock waits, DIO (and the
- * i_rwsem addresses it learns), per-thread time. */
+/* The group table says which (kept): lock waits, DIO (and the i_rwsem
+ * addresses it learns), per-thread time. */
 bool overhead_group_core(int g)
 {
-	return g == GROUP_LOCK || g == GROUP_LOCK_SLOWPATH || g == GROUP_DIO || g == GROUP_SCHED;
+	return g >= 0 && g < NR_GROUPS && probe_groups[g].kept;
 }
 
 static bool sysctl_on(void)

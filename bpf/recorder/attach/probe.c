@@ -58,7 +58,7 @@ static const char *const exit_suffixes[NR_ATTACH] = { NULL, NULL, NULL, "_fexit"
 const struct rec_group_def probe_groups[NR_GROUPS] = {
 	[GROUP_LOCK] = { "lock", { "lock:contention_begin", "lock:contention_end" },
 		{ "contention_begin", "contention_end" }, TRACEPOINT_KINDS, false,
-		"no lock waits at all", NULL },
+		"no lock waits at all", NULL, .kept = true },
 	/* Where lock:contention_* are absent (before 5.19): the sleeping locks'
 	 * slow paths, entered only when the fast path found the lock taken
 	 * (kernel/locking/rwsem.c rwsem_down_write_slowpath and
@@ -70,11 +70,12 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 		"__mutex_lock_interruptible_slowpath" },
 		{ "rwsem_write_wait", "rwsem_read_wait", "mutex_wait", "mutex_killable_wait",
 		  "mutex_intr_wait" }, K(FENTRY) | K(KPROBE), false,
-		"no lock waits at all", NULL, "lock" },
+		"no lock waits at all", NULL, "lock", .kept = true },
 	/* fentry, kprobe: on the functions the tracepoints fire in (alternatives.c) */
 	[GROUP_DIO] = { "dio", { "iomap:iomap_dio_rw_begin", "iomap:iomap_dio_complete" },
 		{ "dio_rw_begin", "dio_complete" }, TRACEPOINT_KINDS | K(FENTRY) | K(KPROBE), false,
-		"no DIO write classes, counts or latency; i_rwsem not learned from direct I/O", NULL },
+		"no DIO write classes, counts or latency; i_rwsem not learned from direct I/O", NULL,
+		.kept = true },
 	[GROUP_DIO_MAP] = { "dio_map", { "iomap:iomap_iter_dstmap" }, { "dstmap" },
 		TRACEPOINT_KINDS, false, "DIO writes not classified as hole/unwritten/mapped", NULL },
 	[GROUP_XFS_ILOCK] = { "xfs_ilock", { "xfs:xfs_ilock" }, { "xfs_ilock" }, BTF_KINDS, false,
@@ -107,7 +108,7 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 		"raw_syscalls:sys_exit", "sched:sched_switch" },
 		{ "sched_switch", "sched_wakeup", "long_wait_exit", "long_wait_switch" },
 		TRACEPOINT_KINDS, false,
-		"no per-thread on/off-CPU time and no off-CPU stacks", NULL },
+		"no per-thread on/off-CPU time and no off-CPU stacks", NULL, .kept = true },
 	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete" },
 		{ "block_rq_issue", "block_rq_complete" }, TRACEPOINT_KINDS, false,
 		"no block-device latency", NULL },
@@ -1526,6 +1527,7 @@ void probe_json(const struct rec_probe *p, struct json_out *j, bool with_lost)
 		json_bool(j, "not_needed", st->not_needed || st->replaced);
 		if (def->stands_for)
 			json_string(j, "stands_for", def->stands_for);
+		json_bool(j, "kept_by_budget", def->kept);
 		json_key(j, "kinds");
 		json_begin_array(j);
 		for (i = 0; i < NR_ATTACH; i++)

@@ -23,6 +23,8 @@ struct rec_group_def {
 						 * NULL: every one */
 	const char *stands_for;                 /* the group it replaces where that one's
 						 * tracepoints are absent, NULL: none */
+	bool kept;                              /* the budget never sheds it alone: the
+						 * analysis cannot stand without it */
 };
 
 extern const struct rec_group_def probe_groups[NR_GROUPS];

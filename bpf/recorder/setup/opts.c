@@ -123,8 +123,8 @@ static const struct opt_def defs[] = {
 	{ "max-overhead", 0, "PCT", OK_DOUBLE, F(max_overhead_pct), 2, 0, 100, false,
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
 	  "went over it, lower --duty (down to 10%), then shed user stacks, then all stacks, then "
-	  "the costliest non-core probe group; with only the core groups (lock, dio, sched) left "
-	  "and still over, detach every probe for a pause long enough to bring the mean share "
+	  "the costliest non-core probe group; with only the core groups (kept_by_budget in "
+	  "--list-features) left and still over, detach every probe for a pause long enough to bring the mean share "
 	  "under the budget (at most --max-pause-ms), then attach them again and go on "
 	  "checking; the window stays open", "0: never adjust" },
 	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,

@@ -114,3 +114,10 @@ def test_a_trace_counts_file_writes_apart_from_socket_and_pipe_writes(tmp_path):
     assert net[0]["tx_calls"] == calls["write"] + n_send
     seconds = observed_ns(doc) / 1e9
     assert round(interval_throughput(doc)["write_calls_s"] * seconds) == n_file
+
+
+def test_the_groups_the_budget_keeps_are_the_listings():
+    groups = _run_json(find_binary("lockscope-record"), "--list-features")["groups"]
+    kept = [g["name"] for g in groups if g["kept_by_budget"]]
+    assert kept == recorder_facts()["budget_kept_groups"]
+    assert {"lock", "dio", "sched"} <= set(kept), "the analysis cannot stand without them"

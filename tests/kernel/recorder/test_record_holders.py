@@ -194,7 +194,7 @@ def test_a_budget_sheds_owner_stacks_then_the_holders_group(ext4, tmp_path):
     groups = json.loads(subprocess.run([record_binary(), "--list-features"], capture_output=True,
                                        text=True, check=True).stdout)["groups"]
     off = ",".join(g["name"] for g in groups
-                   if g["name"] not in ("lock", "dio", "sched", "holders"))
+                   if not g["kept_by_budget"] and g["name"] != "holders")
     path = ext4.path / "budget-shed"
     doc = record_load(path, tmp_path / "r.json", ["--rw=randwrite", "--bs=4k", "--direct=1",
                                                   "--layout=sparse", "--sync=dsync"],

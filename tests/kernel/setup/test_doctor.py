@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.run.probe_groups import CORE_GROUPS
+
 from conftest import LOCKSCOPE
 from patience import patience
 
 ROOT = str(Path(__file__).resolve().parents[3])
 ENV = LOCKSCOPE.env()
-CORE = {"lock", "dio", "sched", "syscalls", "block"}   # what the main job needs
+CORE = set(CORE_GROUPS)   # what the main job needs
 
 
 def _run(*args, **kw):
