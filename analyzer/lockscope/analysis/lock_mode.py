@@ -12,9 +12,10 @@ from typing import cast
 
 from ..schema import ClassMode, Counted, DioEntry, ModeShare, WriteClasses
 
-# The write classes the recorder measures the mode of ("writes": every DIO write).
+# The write classes the recorder measures the mode of ("writes": every DIO write), as
+# its --list-facts says (dio_mode_classes; tests/kernel/recorder/test_record_facts.py).
 MODE_CLASSES = ("writes", "aligned", "unaligned", "extending", "hole", "unwritten",
-                "mapped", "dsync")
+                "mapped", "dsync", "allocating", "aio")
 
 
 def entry_modes(entry: DioEntry) -> dict[str, ClassMode]:

@@ -1010,6 +1010,12 @@ void document_facts(struct json_out *j)
 		kinds[k] = btfname_kind(k);
 	names_json(j, "inode_lock_kinds", kinds, KIND_UNKNOWN + 1, NR_LOCK_KINDS);
 	names_json(j, "attach_kinds", probe_attach_names, 0, NR_ATTACH);
+	json_key(j, "dio_mode_classes");
+	json_begin_array(j);
+	for (k = 0; k < DC_MAX; k++)
+		if (mode_class((int)k))
+			json_value_string(j, class_names[k]);
+	json_end_array(j);
 	json_key(j, "budget_kept_groups");
 	json_begin_array(j);
 	for (k = 0; k < NR_GROUPS; k++)

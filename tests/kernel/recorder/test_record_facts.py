@@ -11,6 +11,7 @@ import typing
 import pytest
 
 from lockscope import schema
+from lockscope.analysis.lock_mode import MODE_CLASSES
 from lockscope.analysis.lockkinds import INODE_LOCK_KINDS
 from lockscope.analysis.observed import observed_ns
 from lockscope.analysis.series import interval_throughput
@@ -36,6 +37,10 @@ def test_dio_write_classes_are_the_schemas():
     assert tuple(recorder_facts()["dio_write_classes"]) == schema.CLASS_KEYS
     assert tuple(typing.get_type_hints(schema.ClassCounts)) == schema.CLASS_KEYS
     assert typing.get_args(schema.ClassKey) == schema.CLASS_KEYS
+
+
+def test_the_classes_whose_lock_mode_is_read_are_the_analyzers():
+    assert tuple(recorder_facts()["dio_mode_classes"]) == MODE_CLASSES
 
 
 def test_inode_lock_kinds_are_the_recorders():
