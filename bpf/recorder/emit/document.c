@@ -21,6 +21,8 @@
 #include "emit/iowq_json.h"
 #include "emit/holder_json.h"
 #include "setup/syscall_names.h"
+#include "setup/opts.h"
+#include "attach/duty.h"
 
 #define SCHEMA "lockscope-record/1"
 
@@ -1016,6 +1018,9 @@ void document_facts(struct json_out *j)
 		if (mode_class((int)k))
 			json_value_string(j, class_names[k]);
 	json_end_array(j);
+	json_uint(j, "duty_floor_pct", DUTY_FLOOR_PCT);
+	json_key(j, "option_ranges");
+	opts_ranges_json(j);
 	json_key(j, "budget_kept_groups");
 	json_begin_array(j);
 	for (k = 0; k < NR_GROUPS; k++)

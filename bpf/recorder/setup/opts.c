@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "json_out.h"
 #include "msg.h"
 #include "setup/opts.h"
 
@@ -362,6 +363,21 @@ static const struct opt_def *def_of(int c)
 		if (defs[i].short_name && defs[i].short_name == c)
 			return &defs[i];
 	return NULL;
+}
+
+void opts_ranges_json(struct json_out *j)
+{
+	json_begin_object(j);
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		if (defs[i].kind != OK_UINT && defs[i].kind != OK_DOUBLE)
+			continue;
+		json_key(j, defs[i].name);
+		json_begin_array(j);
+		json_value_double(j, defs[i].min);
+		json_value_double(j, defs[i].max);
+		json_end_array(j);
+	}
+	json_end_object(j);
 }
 
 int opts_parse(int argc, char **argv, struct rec_opts *o, int *exit_code)

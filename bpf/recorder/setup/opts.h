@@ -56,4 +56,10 @@ struct rec_opts {
  * *exit_code (help printed: 0; bad input: EXIT_USAGE, message printed). */
 int opts_parse(int argc, char **argv, struct rec_opts *opts, int *exit_code);
 
+struct json_out;
+
+/* The numeric options' ranges, {"name": [min, max]}: --list-facts' option_ranges,
+ * which the analyzer's own checks of the same options are tested against. */
+void opts_ranges_json(struct json_out *j);
+
 #endif

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.binaries import recorder_facts
+
 from patience import patience
 from record_common import record_binary
 
@@ -27,7 +29,6 @@ WRITE_THEN_SLEEP = ("import os, sys, time\n"
                     "time.sleep(600)\n")
 BUSY_S = 6.0
 FOR_GOOD = ("holders", "releasers")
-DUTY_FLOOR = 0.10   # attach/duty.h DUTY_FLOOR_PCT: the share is judged at the duty in force
 
 
 def record(pid: int, out: Path, *args: str) -> dict:
@@ -60,8 +61,10 @@ def test_what_the_budget_shed_comes_back_when_the_load_eases(tmp_path):
     # over budget at the duty's floor while busy, so that more than the duty is shed;
     # a step comes back under half the budget, judged at that floor while quiet: with a
     # margin of 2, under a quarter
-    budget = busy * DUTY_FLOOR * 0.6
-    if quiet * DUTY_FLOOR >= budget / 4:
+    # the share is judged at the duty in force, which the budget lowers to its floor
+    floor = recorder_facts()["duty_floor_pct"] / 100
+    budget = busy * floor * 0.6
+    if quiet * floor >= budget / 4:
         pytest.skip(f"this host's events cost the recorder {quiet:.3%} of the CPUs with the "
                     f"target asleep, against {busy:.3%} while it writes: too close to tell")
     t = target(BUSY_S)

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import typing
-
-import pytest
 
 from lockscope import schema
 from lockscope.analysis.lock_mode import MODE_CLASSES
 from lockscope.analysis.lockkinds import INODE_LOCK_KINDS
-from lockscope.analysis.observed import observed_ns
 from lockscope.analysis.series import interval_throughput
 from lockscope.binaries import find_binary, recorder_facts, recorder_syscalls
+from lockscope.cli.attach_cmd import MAX_DURATION_S
 from lockscope.cli.doctor_cmd import ATTACH_KINDS
+from lockscope.cli.long_wait_option import MAX_LONG_WAIT_MS
 
 from patience import patience
-from record_common import recorder
 
 
 def _run_json(*argv: str) -> dict:
@@ -75,50 +72,14 @@ def test_write_calls_per_second_count_exactly_the_recorders_write_calls():
         2 * len(syncs)
 
 
-CHILD = """
-import os, socket, sys
-path, n_file, n_pipe, n_send = sys.argv[1], *map(int, sys.argv[2:])
-a, b = socket.socketpair()
-r, w = os.pipe()
-fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-sys.stdin.readline()
-for i in range(n_file):
-    os.pwrite(fd, b"z" * 512, i * 512)
-for _ in range(n_pipe):
-    os.write(w, b"x"); os.read(r, 1)
-for _ in range(n_send):
-    a.send(b"y"); b.recv(1)
-print("done", flush=True)
-sys.stdin.readline()
-"""
-
-
-@pytest.mark.kernel
-def test_a_trace_counts_file_writes_apart_from_socket_and_pipe_writes(tmp_path):
-    """pwrite64 to a file counts as a write call; write() to a pipe and send() on a
-    socket are responses, taken out by the recorder's tx_write_calls."""
-    n_file, n_pipe, n_send = 300, 200, 500
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path / "f"), str(n_file),
-                              str(n_pipe), str(n_send)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        with recorder(["--pid", str(child.pid)], tmp_path / "trace.json") as (_, start, finish):
-            start()
-            child.stdin.write("go\n")
-            child.stdin.flush()
-            assert child.stdout.readline() == "done\n"
-            doc = finish()
-    finally:
-        child.kill()
-        child.wait()
-    net = [n for n in doc["net"] if n["pid"] == child.pid]
-    calls = {s["name"]: s["count"] for s in doc["syscalls"]}
-    # every write() here goes to a pipe (print's too); the file gets pwrite64 only
-    assert calls["pwrite64"] == n_file and calls["write"] >= n_pipe
-    assert net and net[0]["tx_write_calls"] == calls["write"]
-    assert net[0]["tx_calls"] == calls["write"] + n_send
-    seconds = observed_ns(doc) / 1e9
-    assert round(interval_throughput(doc)["write_calls_s"] * seconds) == n_file
+def test_the_analyzer_checks_options_within_the_recorders_ranges():
+    ranges = recorder_facts()["option_ranges"]
+    assert ranges["long-wait-us"] == [0, MAX_LONG_WAIT_MS * 1000]
+    assert ranges["max-overhead"] == [0, 100]        # sweep's --max-overhead check
+    assert ranges["duration"][0] == 0 and MAX_DURATION_S <= ranges["duration"][1]
+    # the budget lowers --duty down to its floor, a value --duty itself accepts
+    low, high = ranges["duty"]
+    assert low <= recorder_facts()["duty_floor_pct"] <= high
 
 
 def test_the_groups_the_budget_keeps_are_the_listings():
