@@ -145,6 +145,8 @@ def _loop_backing(device: str) -> str:
         return ""
 
 
+# how long a just-killed writer may hold the mount, or a lazy unmount the loop device
+UNMOUNT_WAIT_S = 15.0
 FREEING_GLOB = "freeing-*"
 FREEING_WAIT_S = 120
 
@@ -210,16 +212,20 @@ def teardown(fs: LoopFilesystem, free_later: bool = False) -> None:
     be deleted (its filesystem went read-only, or fails) stays in the ledger, for the
     next run to delete, and is one LockscopeError after the rest is undone."""
     if fs.mountpoint and _is_mounted(fs.mountpoint):
-        for _attempt in range(50):
-            res = subprocess.run(["umount", fs.mountpoint], capture_output=True)
-            if res.returncode == 0:
+        deadline = time.monotonic() + UNMOUNT_WAIT_S
+        while subprocess.run(["umount", fs.mountpoint], capture_output=True).returncode:
+            if time.monotonic() >= deadline:
+                subprocess.run(["umount", "-l", fs.mountpoint], capture_output=True)
                 break
             time.sleep(0.1)  # a just-killed writer may still hold the mount busy
-        else:
-            subprocess.run(["umount", "-l", fs.mountpoint], capture_output=True)
     # Only detach the device if it still points at our image.
     if fs.device and _loop_backing(fs.device).startswith(fs.image):
         subprocess.run(["losetup", "-d", fs.device], capture_output=True)
+        # a device still in use (a lazy unmount's last user) is only marked to go when
+        # that user does (drivers/block/loop.c, LO_FLAGS_AUTOCLEAR): wait for it, bounded
+        deadline = time.monotonic() + UNMOUNT_WAIT_S
+        while _loop_backing(fs.device).startswith(fs.image) and time.monotonic() < deadline:
+            time.sleep(0.1)
     kept = ""
     if fs.image_created and os.path.exists(fs.image):
         try:
