@@ -52,6 +52,7 @@ class AttachProgress:
         self._last_io: tuple[float, dict] | None = None
         self._io_rate: float | None = None
         self.last_text = ""
+        self._printed = ""
 
     def __enter__(self) -> AttachProgress:
         if self.tty:
@@ -67,6 +68,9 @@ class AttachProgress:
     def __exit__(self, *exc) -> None:
         if self._live:
             self._live.__exit__(*exc)
+        elif self.last_text and self.last_text != self._printed:
+            # the window's last state, whatever the plain lines' cadence left unsaid
+            print(self.last_text, file=sys.stderr, flush=True)
 
     def _series_tail(self) -> TraceSection | None:
         """The newest complete interval line of the recorder's series file."""
@@ -118,6 +122,7 @@ class AttachProgress:
             self._live.update(self.last_text)
         elif elapsed - self._last_plain >= PLAIN_EVERY_S:
             self._last_plain = elapsed
+            self._printed = self.last_text
             print(self.last_text, file=sys.stderr, flush=True)
 
     def _db_rate(self) -> str | None:
