@@ -388,19 +388,30 @@ static int grow(struct rec_paths *p)
 	return 0;
 }
 
+/* The slot holding (kdev, ino), or the empty slot where it would go; the
+ * table has slots (nslots > 0). */
+static size_t probe_slot(const struct rec_paths *p, __u32 kdev, __u64 ino)
+{
+	size_t h;
+
+	for (h = slot_of(p, kdev, ino); p->slots[h]; h = (h + 1) & (p->nslots - 1)) {
+		const struct path_entry *e = &p->e[p->slots[h] - 1];
+
+		if (e->kdev == kdev && e->ino == ino)
+			break;
+	}
+	return h;
+}
+
 /* The entry for (kdev, ino), or NULL. */
 static struct path_entry *find(const struct rec_paths *p, __u32 kdev, __u64 ino)
 {
 	size_t h;
 
-	for (h = p->nslots ? slot_of(p, kdev, ino) : 0; p->nslots && p->slots[h];
-	     h = (h + 1) & (p->nslots - 1)) {
-		struct path_entry *e = &p->e[p->slots[h] - 1];
-
-		if (e->kdev == kdev && e->ino == ino)
-			return e;
-	}
-	return NULL;
+	if (!p->nslots)
+		return NULL;
+	h = probe_slot(p, kdev, ino);
+	return p->slots[h] ? &p->e[p->slots[h] - 1] : NULL;
 }
 
 /* The entry for (kdev, ino), created when missing. */
@@ -410,12 +421,9 @@ static struct path_entry *entry(struct rec_paths *p, __u32 kdev, __u64 ino)
 
 	if ((p->n + 1) * 2 > p->nslots && grow(p))
 		return NULL;
-	for (h = slot_of(p, kdev, ino); p->slots[h]; h = (h + 1) & (p->nslots - 1)) {
-		struct path_entry *e = &p->e[p->slots[h] - 1];
-
-		if (e->kdev == kdev && e->ino == ino)
-			return e;
-	}
+	h = probe_slot(p, kdev, ino);
+	if (p->slots[h])
+		return &p->e[p->slots[h] - 1];
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 64;
 		struct path_entry *ne = realloc(p->e, cap * sizeof(*ne));

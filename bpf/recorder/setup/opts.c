@@ -105,7 +105,8 @@ static const struct opt_def defs[] = {
 	  "read /proc/PID/fd and maps of traced processes every N ms while recording",
 	  "0: only at start and stop" },
 	{ "mount-search-max", 0, "N", OK_UINT, F(mount_search_max), 200000, 0, MAP_MAX, false,
-	  "directory entries visited in one walk of a device's mounts for the paths of its inodes", NULL },
+	  "directory entries visited in one walk of a device's mounts for the paths of its "
+	  "inodes", NULL },
 	{ "disable", 0, "GROUP[,GROUP...]", OK_STRING, F(disable), 0, 0, 0, false,
 	  "turn probe groups off (names as in --list-features)", NULL },
 	{ "fs", 0, "LIST", OK_STRING, F(fs), 0, 0, 0, false,
@@ -125,9 +126,9 @@ static const struct opt_def defs[] = {
 	  "BPF CPU budget in percent of all online CPUs: once a second, when the last second "
 	  "went over it, lower --duty (down to 10%), then shed user stacks, then all stacks, then "
 	  "the costliest non-core probe group; with only the core groups (kept_by_budget in "
-	  "--list-features) left and still over, detach every probe for a pause long enough to bring the mean share "
-	  "under the budget (at most --max-pause-ms), then attach them again and go on "
-	  "checking; the window stays open", "0: never adjust" },
+	  "--list-features) left and still over, detach every probe for a pause long enough "
+	  "to bring the mean share under the budget (at most --max-pause-ms), then attach "
+	  "them again and go on checking; the window stays open", "0: never adjust" },
 	{ "max-pause-ms", 0, "N", OK_UINT, F(max_pause_ms), 600000, 1000, 3600000, false,
 	  "the longest pause of --max-overhead's last resort", NULL },
 	{ "restore-after-ms", 0, "N", OK_UINT, F(restore_after_ms), 30000, 0, 3600000, false,
