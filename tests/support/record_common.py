@@ -248,9 +248,10 @@ def thread_ns(doc: dict) -> int:
     return sum(t["oncpu_ns"] + t["offcpu_ns"] + t["runqueue_ns"] for t in doc["threads"])
 
 
-def file_locks(doc: dict, path: Path, kind: str) -> list[dict]:
+def file_locks(doc: dict, path: Path, kind: str | None) -> list[dict]:
+    """The recorded locks of the file at path, of this kind (None: every kind)."""
     real = os.path.realpath(path)
-    return [lk for lk in doc["locks"] if lk["kind"] == kind and lk["path"]
+    return [lk for lk in doc["locks"] if kind in (None, lk["kind"]) and lk["path"]
             and os.path.realpath(lk["path"]) == real]
 
 

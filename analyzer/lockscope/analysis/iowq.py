@@ -36,15 +36,16 @@ NAME = BY_KEY[CLASS].words
 MIN_SHARE = 0.01    # of the file's DIO writes hashed and waited behind another: a cause
 
 
-def behind_ns(section: Mapping[str, Any]) -> float | None:
+def add_behind_ns(section: Mapping[str, Any], classes: dict[str, float]) -> None:
     """The class's request time in one recorder section (a document or one interval of
-    its series): the requests queued behind another of the same file. None where the
-    recorder did not measure it (its files' entries carry io_wq_hashed only then)."""
+    its series) into classes: the requests queued behind another of the same file. Only
+    where the recorder measured it (its files' entries carry io_wq_hashed only then):
+    absent, no class, never a zero."""
     hashed = [e["io_wq_hashed"] for e in section.get("dio") or []
               if isinstance(e, Mapping) and isinstance(e.get("io_wq_hashed"), Mapping)]
-    if not hashed:
-        return None
-    return float(sum((h.get("behind") or {}).get("total_ns", 0) for h in hashed))
+    if hashed:
+        classes[CLASS] = float(sum((h.get("behind") or {}).get("total_ns", 0)
+                                   for h in hashed))
 
 
 def hashed_summary(trace: Trace) -> IoUringHashed:

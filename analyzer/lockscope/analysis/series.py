@@ -23,8 +23,7 @@ from ..schema import (
     TraceSection,
 )
 from .dbfiles import DATA_ROLES, LOG_ROLES, PgNames, file_role
-from .iowq import CLASS as HASHED_CLASS
-from .iowq import behind_ns
+from .iowq import add_behind_ns
 from .observed import observed_ns, observed_share, record_observed_ns
 from .syscall_kinds import calls_of_kind
 from .waitclass import CLASSES, UserClassifier, classify
@@ -289,9 +288,7 @@ def build_series(trace: Trace, db: DbDoc | None, lock_kinds: dict[str | None, st
         for r in per.values():
             for k, v in r.items():
                 classes[k] += v
-        hashed = behind_ns(s)      # request time, where measured
-        if hashed is not None:
-            classes[HASHED_CLASS] = hashed
+        add_behind_ns(s, classes)      # request time, where measured
         iv = s.get("interval") or {}
         start, end = iv.get("start_mono_ns", 0), iv.get("end_mono_ns", 0)
         rows.append({

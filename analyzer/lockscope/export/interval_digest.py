@@ -22,8 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..analysis.iowq import CLASS as HASHED_CLASS
-from ..analysis.iowq import behind_ns
+from ..analysis.iowq import add_behind_ns
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.observed import observed_ns
 from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
@@ -286,14 +285,6 @@ def _locks(iv: Mapping[str, Any], book: LockBook, names: FileNames, weighting: W
         _add_sample(d.mutex, key, count, ns)
 
 
-def _add_hashed(iv: Mapping[str, Any], classes: dict[str, float]) -> None:
-    """io-wq's hashed queue (analysis/iowq.py), request time, where the recorder measured
-    it: its files' entries carry io_wq_hashed only then (absent: not measured, no class)."""
-    ns = behind_ns(iv)
-    if ns is not None:
-        classes[HASHED_CLASS] = ns
-
-
 def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
             idle_tids: Collection[int | None], user_classifier: UserClassifier | None,
             weighting: Weighting, d: Digest, memory: StackMemories | None) -> None:
@@ -344,7 +335,7 @@ def _offcpu(iv: Mapping[str, Any], book: LockBook, names: FileNames,
         # off-CPU periods below --min-block-us have no record (analysis.series)
         rest = max(float(t.get("offcpu_ns", 0)) - recorded.get(t.get("tid"), 0.0), 0.0)
         classes["idle" if t.get("tid") in idle_tids else "unclassified"] += rest
-    _add_hashed(iv, classes)
+    add_behind_ns(iv, classes)
     d.classes_ns = classes
 
 

@@ -20,7 +20,6 @@ LINKS = (
 )
 
 
-
 def _line(row: Mapping[str, Any]) -> str:
     t = time.strftime("%H:%M:%S", time.gmtime(row["wall_ns"] / 1e9))
     cells = [t, f"{row['oncpu_threads']:.2f}", f"{row['idle_threads']:.2f}",

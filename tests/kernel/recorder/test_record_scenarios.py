@@ -100,7 +100,6 @@ def test_buffered_writes_wait_behind_an_exclusive_holder(filesystems, fio, tmp_p
     filesystem's own buffered-write events (ext4_da_write_begin, xfs_file_buffered_write)."""
     path = filesystems[fstype].path / "buffered"
     extra = ["--disable", "syscalls"] if syscalls == "off" else []
-    real = os.path.realpath(path)
     # The waits come when writers run at once or a holder is preempted (below): on a
     # loaded host a window can see none. A window without any wait on the file's
     # i_rwsem, named or not (a member of the inode, "...i_rwsem"), cannot tell whether
@@ -109,8 +108,7 @@ def test_buffered_writes_wait_behind_an_exclusive_holder(filesystems, fio, tmp_p
         doc = record_writers(fio, path, "buffered", tmp_path / "r.json", seconds=seconds,
                              extra=extra)
         locks = file_locks(doc, path, "i_rwsem")
-        mine = [(lk["kind"], lk["name"], lk["count"]) for lk in doc["locks"]
-                if lk["path"] and os.path.realpath(lk["path"]) == real]
+        mine = [(lk["kind"], lk["name"], lk["count"]) for lk in file_locks(doc, path, None)]
         if locks or any("i_rwsem" in (name or "") for _, name, _ in mine):
             break
     # what names the lock, and what the recorder could not store, beside what it found
