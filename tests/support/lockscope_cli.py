@@ -50,13 +50,13 @@ def says_window_open(line: str) -> bool:
 
 
 @contextmanager
-def attach_with_open_window(*args: object, env: dict | None = None,
-                            timeout: float = 60) -> Iterator[tuple[subprocess.Popen, list[str]]]:
+def attach_with_open_window(*args: object, env: dict | None = None, timeout: float = 60,
+                            **popen) -> Iterator[tuple[subprocess.Popen, list[str]]]:
     """``lockscope attach ARGS`` started, its stderr read by a thread into the list
     yielded beside the process once the counting window is open (AssertionError with
     what it said if it does not open in ``timeout`` s). Killed on leaving if it still
-    runs; the reader is joined so the list is whole."""
-    proc = LOCKSCOPE.start("attach", *args, env=env)
+    runs; the reader is joined so the list is whole. ``popen``: Popen's own keywords."""
+    proc = LOCKSCOPE.start("attach", *args, env=env, **popen)
     err: list[str] = []
     opened = threading.Event()
 
