@@ -53,7 +53,8 @@ def mariadb(fstype: str = "ext4", size: int = 2 << 30,
         base = fs.path / "mariadb"
         binlog = [f"--log-bin={base}/data/binlog", "--server-id=1",
                   "--innodb-log-file-size=64M"]
-        with MariaDB(base, binlog + list(options or []), made_above=fs.path.parent) as db:
+        with MariaDB(base, binlog + list(options or []), made_above=fs.path.parent,
+                     slowness=patience(1)) as db:
             db.sql("CREATE DATABASE IF NOT EXISTS sbtest")
             yield db.server()
     finally:
@@ -91,8 +92,8 @@ def postgres(fstype: str = "ext4", size: int = 2 << 30,
     postmaster, which ``--pid`` alone would not cover."""
     fs = make_loopfs(fstype, size_bytes=size)
     try:
-        with dbserver.Postgres(fs.path / "postgres", options,
-                               made_above=fs.path.parent) as db:
+        with dbserver.Postgres(fs.path / "postgres", options, made_above=fs.path.parent,
+                               slowness=patience(1)) as db:
             yield db.server()
     finally:
         fs.destroy()

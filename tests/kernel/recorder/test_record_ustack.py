@@ -202,7 +202,7 @@ def test_mariadb_futex_waits_have_named_user_stacks(loopfs_factory):
     fs = loopfs_factory("ext4", 2 << 30)
     os.chmod(fs.path.parent, 0o711)  # the server's user must reach the mount
     out = fs.path / "rec.json"
-    with MariaDB(fs.path / "mariadb") as db:
+    with MariaDB(fs.path / "mariadb", slowness=patience(1)) as db:
         db.sql("CREATE DATABASE sbtest")
         db.sysbench("prepare", "--tables=2", "--table-size=10000")
         # no budget: a busy server would have its user stacks shed (--max-overhead)

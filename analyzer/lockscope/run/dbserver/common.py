@@ -19,7 +19,13 @@ _S = TypeVar("_S", bound="Lifecycle")
 
 class Lifecycle:
     """A server as a context manager: started on entry, stopped on exit, and stopped
-    again when starting fails half way (a process or ledger entry may already exist)."""
+    again when starting fails half way (a process or ledger entry may already exist).
+    ``slowness``: how many times slower than a usual machine this one runs (an emulated
+    one: several); the limits on making the datadir and on starting are multiplied by it."""
+
+    # the longest a new datadir (initdb, mariadb-install-db) may take, at slowness 1
+    SET_UP_S = 180
+    slowness = 1.0
 
     def start(self, timeout: float = 120) -> None:
         raise NotImplementedError

@@ -59,7 +59,8 @@ class MariaDB(Lifecycle):
     comm = "mariadbd"
 
     def __init__(self, base: Path, options: list[str] | None = None,
-                 made_above: Path | None = None):
+                 made_above: Path | None = None, slowness: float = 1.0):
+        self.slowness = slowness
         self.base = Path(base)
         self.made_above = made_above
         self.datadir = self.base / "data"
@@ -80,11 +81,13 @@ class MariaDB(Lifecycle):
         if why:
             raise LockscopeError(why)
         server = mariadbd_binary() or "mariadbd"
+        timeout *= self.slowness
         self.base.mkdir(parents=True, exist_ok=True)
         give_to(USER, self.base, self.made_above)
         run_checked(["mariadb-install-db", "--no-defaults", f"--user={USER}",
                      f"--datadir={self.datadir}", "--auth-root-authentication-method=normal",
-                     "--skip-test-db"], "mariadb-install-db", timeout=180)
+                     "--skip-test-db"], "mariadb-install-db",
+                    timeout=self.SET_UP_S * self.slowness)
         self.port = free_port()
         self.entry = procledger.manage("mariadb", signal.SIGTERM, "lockscope-mariadb-",
                                        datadir=str(self.datadir))

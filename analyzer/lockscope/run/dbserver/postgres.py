@@ -44,7 +44,8 @@ class Postgres(Lifecycle):
     comm = "postgres"
 
     def __init__(self, base: Path, options: list[str] | None = None,
-                 made_above: Path | None = None):
+                 made_above: Path | None = None, slowness: float = 1.0):
+        self.slowness = slowness
         self.base = Path(base)
         self.made_above = made_above
         self.datadir = self.base / "pgdata"
@@ -64,6 +65,7 @@ class Postgres(Lifecycle):
         if why:
             raise LockscopeError(why)
         assert self.bin is not None
+        timeout *= self.slowness
         self.datadir.mkdir(parents=True)
         give_to(USER, self.base, self.made_above)
         # The socket directory is short-named in /tmp: a socket path has at most 107
@@ -75,7 +77,8 @@ class Postgres(Lifecycle):
         self.entry.save()
         give_to(USER, self.rundir)
         run_checked(as_user(USER, [str(self.bin / "initdb"), "-D", str(self.datadir),
-                                   "-A", "trust", "-N"]), "initdb", timeout=180)
+                                   "-A", "trust", "-N"]), "initdb",
+                    timeout=self.SET_UP_S * self.slowness)
         self.port = free_port()
         opts = [f"-p {self.port}", f"-k {self.rundir}", "-c listen_addresses=",
                 "-c shared_buffers=128MB", "-c max_connections=200"]
