@@ -119,6 +119,8 @@ def one_guest(releases: list[str]) -> str:
     return ONE_GUEST if ONE_GUEST in releases else releases[0]
 
 
-def planned(release: str, releases: list[str]) -> list[GuestTest]:
-    """The tests the guest of `release` runs, in a run of `releases`."""
-    return [t for t in PLAN if t.on == EVERY or release == one_guest(releases)]
+def planned(release: str, releases: list[str], only: set[str] | None = None) -> list[GuestTest]:
+    """The tests the guest of `release` runs, in a run of `releases`; with `only`, just
+    those holding one of these checks."""
+    return [t for t in PLAN if (t.on == EVERY or release == one_guest(releases))
+            and (only is None or only & set(t.checks.values()))]

@@ -99,3 +99,21 @@ def test_the_speed_file_and_the_references(tmp_path):
                                                                          (60.0, 15.0))
     assert guest_speed.reference_for("c", {}) is None
     assert guest_speed.references(tmp_path / "missing.json") == {}
+
+
+def test_a_run_of_some_checks_plans_the_tests_holding_them_only():
+    one = next(t for t in PLAN if t.on == EVERY)
+    wanted = {next(iter(one.checks.values()))}
+    for r in RELEASES:
+        assert planned(r, RELEASES, wanted) == [one]
+    assert planned(RELEASES[0], RELEASES, set()) == []
+
+
+def test_a_guest_given_some_checks_is_judged_on_those_alone(tmp_path):
+    (tmp_path / "release").write_text(RELEASES[0] + "\n")
+    (tmp_path / "junit.xml").write_text("<testsuite/>")
+    mine = {c for t in planned(RELEASES[0], RELEASES, {"attach_postgres_wal"})
+            for c in t.checks.values()}
+    checks = judge(tmp_path, {}, mine)["checks"]
+    assert mine == {"attach_postgres_wal"} and checks["attach_postgres_wal"]["ok"] is False
+    assert not set(TESTS.values()) - mine & set(checks)
