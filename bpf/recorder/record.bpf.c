@@ -20,6 +20,7 @@
 #include "kern/extent.bpf.inc"
 #include "kern/sched.bpf.inc"
 #include "kern/io.bpf.inc"
+#include "kern/block.bpf.inc"
 #include "kern/jbd2.bpf.inc"
 #include "kern/extra.bpf.inc"
 

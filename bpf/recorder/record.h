@@ -431,7 +431,7 @@ struct spin_slot {
 };
 
 
-/* Block devices followed (kern/io.bpf.inc): slots of a global table, found
+/* Block devices followed (kern/block.bpf.inc): slots of a global table, found
  * from the device number by linear probing, at most REC_BLOCK_PROBES. */
 #define REC_BLOCK_SLOT_BITS 7
 #define REC_BLOCK_SLOTS (1u << REC_BLOCK_SLOT_BITS)
@@ -446,7 +446,19 @@ struct spin_slot {
 struct block_inflight {
 	__u64 ts;
 	__u32 dev;
-	__u32 pad;
+	__u32 counted;  /* counted in block_busy, in the phase of ts */
+};
+
+/* Device busy time (kern/block.bpf.inc, busy_begin/busy_end), one per device
+ * slot: the requests in flight whose issue was seen, and the busy time as
+ * one word: each period adds -start when it opens and +end when it closes,
+ * so the word is the closed periods' sum when none is open (>= 0), and that
+ * sum minus the open one's start, a negative number, while one is (the start,
+ * ns since boot, exceeds any busy time since the recording began). One
+ * word, so a reader never sees a period half added. */
+struct block_busy {
+	__s64 inflight;
+	__s64 acc;
 };
 
 /* jbd2 handles per (dev, type, line_no) */

@@ -447,7 +447,7 @@ static void close_thread_times(struct rec_data *d, __u64 start, __u64 end, __u64
 
 int session_read(struct rec_session *s)
 {
-	int err = read_maps(s->probe.skel, &s->data);
+	int err = read_maps(s->probe.skel, &s->data, s->end_mono ? s->end_mono : clock_ns(CLOCK_MONOTONIC));
 
 	if (err) {
 		msg_error("cannot read the BPF maps: %s", strerror(-err));
@@ -480,7 +480,7 @@ void session_series_tick(struct rec_session *s)
 	if (!s->series || !s->started || s->end_mono)
 		return;
 	now = clock_ns(CLOCK_MONOTONIC);
-	if (read_maps(s->probe.skel, &cur)) {
+	if (read_maps(s->probe.skel, &cur, now)) {
 		read_free(&cur);
 		return;
 	}

@@ -84,6 +84,27 @@ static void end_observed(struct rec_duty *d, struct rec_probe *p, __u64 now)
 	d->on = false;
 }
 
+/* Requests counted in the last phase may end unseen while the programs
+ * are off: each device's open busy period closes at that phase's observed
+ * end, and the count starts over; requests counted before are not counted
+ * down after (block_phase; kern/block.bpf.inc, busy_complete). Nothing runs
+ * meanwhile: the programs are detached, or gated by duty_off. */
+static void close_block_busy(struct record_bpf *skel, __u64 now)
+{
+	__u64 end = __atomic_load_n(&skel->bss->observe_end_ns, __ATOMIC_SEQ_CST);
+	__u32 i;
+
+	for (i = 0; i < REC_BLOCK_SLOTS; i++) {
+		struct block_busy *b = &skel->bss->block_busy[i];
+		__s64 acc = __atomic_load_n(&b->acc, __ATOMIC_SEQ_CST);
+
+		if (acc < 0)
+			__atomic_store_n(&b->acc, acc + (__s64)(end ? end : now), __ATOMIC_SEQ_CST);
+		__atomic_store_n(&b->inflight, 0, __ATOMIC_SEQ_CST);
+	}
+	__atomic_add_fetch(&skel->bss->block_phase, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Attach again: state left by the last phase is stale, and marked so.
  * relink: the links were destroyed (a pause) even with --duty-flag. */
 static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool shed[NR_GROUPS],
@@ -98,6 +119,7 @@ static void attach_again(struct rec_duty *d, struct rec_probe *p, const bool she
 	memset(skel->bss->holder_locks, 0, sizeof(skel->bss->holder_locks));
 	__atomic_store_n(&skel->bss->holder_waiting, 0, __ATOMIC_SEQ_CST);
 	t0 = clock_ns(CLOCK_MONOTONIC);
+	close_block_busy(skel, t0);
 	__atomic_store_n(&skel->bss->observe_start_ns, t0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&skel->bss->observe_end_ns, 0, __ATOMIC_SEQ_CST);
 	if (!d->by_flag || relink)

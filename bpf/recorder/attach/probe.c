@@ -32,6 +32,7 @@
 #include "msg.h"
 #include "setup/syscall_names.h"
 #include "setup/privileges.h"
+#include "setup/atomics.h"
 #include <linux/capability.h>
 
 #define K(kind) (1u << ATTACH_##kind)
@@ -109,9 +110,13 @@ const struct rec_group_def probe_groups[NR_GROUPS] = {
 		{ "sched_switch", "sched_wakeup", "long_wait_exit", "long_wait_switch" },
 		TRACEPOINT_KINDS, false,
 		"no per-thread on/off-CPU time and no off-CPU stacks", NULL, .kept = true },
-	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete" },
-		{ "block_rq_issue", "block_rq_complete" }, TRACEPOINT_KINDS, false,
-		"no block-device latency", NULL },
+	/* block_rq_*: service and busy time; block_lat_*, their twins for
+	 * kernels without BPF atomic fetch, service time alone: one pair is
+	 * loaded (choose_block_twins) */
+	[GROUP_BLOCK] = { "block", { "block:block_rq_issue", "block:block_rq_complete",
+		"block:block_rq_issue", "block:block_rq_complete" },
+		{ "block_rq_issue", "block_rq_complete", "block_lat_issue", "block_lat_complete" },
+		TRACEPOINT_KINDS, false, "no block-device latency or busy time", NULL },
 	/* jbd2 is the journal of ext3/ext4 (and of ocfs2, which is not studied here) */
 	[GROUP_JBD2] = { "jbd2", { "jbd2:jbd2_handle_start", "jbd2:jbd2_handle_stats", "jbd2:jbd2_run_stats" },
 		{ "jbd2_handle_start", "jbd2_handle_stats", "jbd2_run_stats" }, TRACEPOINT_KINDS, false,
@@ -366,6 +371,16 @@ int probe_prog_group(const char *name, int *kind)
 	return -1;
 }
 
+/* The block group's twin not loaded on this kernel: block_rq_* hold BPF
+ * atomic fetch-and-add (kern/block.bpf.inc), which a kernel without it
+ * refuses in any program it loads; block_lat_* then stand in. */
+static bool other_block_twin(const char *name)
+{
+	const char *other = atomics_fetch_add() ? "block_lat_" : "block_rq_";
+
+	return !strncmp(name, other, strlen(other));
+}
+
 /* Autoload exactly the chosen variant of each group that is on, or, when
  * only is a program name, that program alone. */
 static void choose_programs(struct record_bpf *skel, const struct rec_group_state *st,
@@ -385,7 +400,7 @@ static void choose_programs(struct record_bpf *skel, const struct rec_group_stat
 		if (only)
 			on = !strcmp(name, only);
 		else
-			on = g >= 0 && st[g].attach == kind;
+			on = g >= 0 && st[g].attach == kind && !(g == GROUP_BLOCK && other_block_twin(name));
 		bpf_program__set_autoload(prog, on);
 		if (on && stats && *stats && strcmp(stats, "0"))
 			bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
@@ -483,8 +498,10 @@ static int func_params(struct kernel_view *v, const char *name, int kind)
 
 /* Shapes that differ between kernels and that a program must know before
  * load: sched_switch's prev_state argument (from 5.18; the handler has the
- * typedef's leading void * too) and rwsem_down_read_slowpath's count
- * argument (kernel/locking/rwsem.c, from 5.13). */
+ * typedef's leading void * too), rwsem_down_read_slowpath's count
+ * argument (kernel/locking/rwsem.c, from 5.13) and block_rq_issue's
+ * request queue before the request (include/trace/events/block.h, through
+ * 5.10: the typedef's void *, the queue, the request). */
 static void set_kernel_shapes(struct rec_probe *p, struct kernel_view *v)
 {
 	int n = func_params(v, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
@@ -494,6 +511,10 @@ static void set_kernel_shapes(struct rec_probe *p, struct kernel_view *v)
 	n = func_params(v, "rwsem_down_read_slowpath", BTF_KIND_FUNC);
 	if (n == 2 || n == 3)
 		p->skel->rodata->read_slowpath_args = n;
+	n = func_params(v, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
+	if (n >= 0)
+		p->skel->rodata->rq_issue_after_queue = n >= 3;
+	p->block_busy = atomics_fetch_add();
 }
 
 static void mark_failed(struct rec_group_state *st, int kind, const char *stage, int err)
@@ -543,7 +564,8 @@ static int try_alone(int g, int kind, const char **stage)
 	}
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, probe_prog_group(bpf_program__name(prog), &k) == g &&
-					  k == kind);
+					  k == kind && !(g == GROUP_BLOCK &&
+							 other_block_twin(bpf_program__name(prog))));
 	*stage = "load";
 	log_next = 0;
 	err = record_bpf__load(skel);

@@ -57,6 +57,8 @@ struct rec_probe {
 	int nr_links;
 	struct rec_group_state groups[NR_GROUPS];
 	char fs_reason[256];        /* the reason of the groups --fs leaves out */
+	bool block_busy;            /* the block group's programs measure device busy time
+				     * (kern/block.bpf.inc: the kernel has BPF atomic fetch) */
 };
 
 /* A callback that sets rodata, map sizes and filters on the opened skeleton

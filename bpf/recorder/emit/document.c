@@ -750,6 +750,38 @@ static void block_name(__u32 kdev, char *buf, size_t len)
 		fclose(f);
 }
 
+/* What the device did over the time observed (s->view_ns): the sum of its
+ * requests' service times, their mean number in flight (that sum over the
+ * time: Little's law) and, where the programs count requests in flight
+ * (kern/block.bpf.inc), the time it had at least one, and that as a share. */
+static void write_device_time(struct rec_session *s, struct json_out *j, const struct rec_block *b)
+{
+	__u64 view = s->view_ns;
+
+	json_uint(j, "service_ns_total", b->v.total_ns);
+	json_uint(j, "observed_ns", view);
+	if (view)
+		json_double(j, "inflight_mean", (double)b->v.total_ns / view);
+	else
+		json_null(j, "inflight_mean");
+	if (!s->probe.block_busy) {
+		json_null(j, "busy_ns");
+		json_null(j, "busy_share");
+		json_string(j, "busy_unmeasured", "the kernel's BPF has no atomic fetch-and-add "
+			    "(5.12+), which counting requests in flight needs");
+		return;
+	}
+	json_uint(j, "busy_ns", b->busy_ns);
+	if (view)
+		json_double(j, "busy_share", b->busy_ns > view ? 1.0 : (double)b->busy_ns / view);
+	else
+		json_null(j, "busy_share");
+	if (view)
+		json_null(j, "busy_unmeasured");
+	else
+		json_string(j, "busy_unmeasured", "no time observed");
+}
+
 static void write_block(struct rec_session *s, struct json_out *j)
 {
 	char name[64];
@@ -766,6 +798,7 @@ static void write_block(struct rec_session *s, struct json_out *j)
 		else
 			json_null(j, "name");
 		json_lat(j, NULL, &s->data.block[i].v);
+		write_device_time(s, j, &s->data.block[i]);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -885,6 +918,7 @@ int document_write(struct rec_session *s, FILE *f)
 	json_begin_object(&j);
 	write_header(s, &j);
 	write_drops_and_counts(s, &j);
+	s->view_ns = duty_observed(&s->duty, s->end_mono);
 	write_activity(s, &j);
 	write_dio_lock_mode(s, &j);
 	iowq_json_write(s, &j);
@@ -942,6 +976,7 @@ int document_write_interval(struct rec_session *s, struct rec_data *delta,
 	s->data = *delta;
 	s->in_series = true;
 	want_paths(s);
+	s->view_ns = observed;
 	json_begin_object(&j);
 	json_key(&j, "interval");
 	json_begin_object(&j);

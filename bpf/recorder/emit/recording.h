@@ -44,6 +44,8 @@ struct rec_session {
 	struct rec_duty duty;       /* --duty: the programs attached part of the time */
 	struct rec_series *series;  /* --interval-ms, else NULL */
 	bool in_series;             /* writing a series object: unchanged entries left out */
+	__u64 view_ns;              /* the time observed of what is being written: the
+				     * window's, or the interval's (block figures per second) */
 	struct btfname *series_names; /* lock names, kept between series objects */
 	bool maps_preallocated;     /* the kernel has no BPF allocator (session.c) */
 	unsigned long long prealloc_bytes; /* what the large maps then take up front */

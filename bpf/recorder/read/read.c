@@ -174,9 +174,34 @@ static int read_tallies(struct record_bpf *skel, __u64 *tallies)
 	return 0;
 }
 
+/* The busy time of slot i up to at (struct block_busy, record.h): the
+ * word is the closed periods' sum, or, while one is open, that sum minus
+ * its start, which closes at `at` (at an "off" phase's start, whose
+ * observed part ended at observe_end_ns). The programs update the count
+ * and the word in two steps: a read between a period's close on one CPU
+ * and the next one's open on another may see both opens at once, a
+ * negative sum or one longer than the window, and is taken again. */
+static __u64 busy_until(struct record_bpf *skel, __u32 i, __u64 at)
+{
+	__u64 end = __atomic_load_n(&skel->bss->observe_end_ns, __ATOMIC_RELAXED);
+	__u64 start = skel->bss->start_ns, close = end && end < at ? end : at;
+	__s64 acc = 0, busy = 0;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		acc = __atomic_load_n(&skel->bss->block_busy[i].acc, __ATOMIC_RELAXED);
+		busy = acc < 0 ? acc + (__s64)close : acc;
+		if (busy >= 0 && (__u64)busy <= close - start)
+			return busy;
+	}
+	if (busy < 0)
+		return 0;
+	return (__u64)busy > close - start ? close - start : (__u64)busy;
+}
+
 /* Block devices: the claimed slots of block_devs, each with its per-CPU
- * stats (kern/io.bpf.inc). */
-static int read_block(struct record_bpf *skel, struct rec_data *d)
+ * stats and its busy time up to at (kern/block.bpf.inc). */
+static int read_block(struct record_bpf *skel, struct rec_data *d, __u64 at)
 {
 	int fd = bpf_map__fd(skel->maps.block_stats), err = 0;
 	__u32 i;
@@ -192,7 +217,8 @@ static int read_block(struct record_bpf *skel, struct rec_data *d)
 			continue;
 		b->dev = (__u32)dev;
 		err = read_percpu_elem(fd, &i, &b->v, sizeof(b->v), &lat_reduce);
-		if (!err && b->v.count)
+		b->busy_ns = busy_until(skel, i, at);
+		if (!err && (b->v.count || b->busy_ns))
 			d->nr_block++;
 	}
 	return err;
@@ -237,7 +263,7 @@ static int read_buffered(struct record_bpf *skel, struct rec_data *d)
 	return err;
 }
 
-int read_maps(struct record_bpf *skel, struct rec_data *d)
+int read_maps(struct record_bpf *skel, struct rec_data *d, __u64 at)
 {
 	int fd = bpf_map__fd(skel->maps.syscall_stats), err = 0;
 	__u32 i;
@@ -253,7 +279,7 @@ int read_maps(struct record_bpf *skel, struct rec_data *d)
 	err = err ?: DUMP(tasks, struct rec_task, tasks);
 	err = err ?: DUMP_PERCPU(dio_stats, struct rec_dio, dio, &dio_reduce);
 	err = err ?: read_buffered(skel, d);
-	err = err ?: read_block(skel, d);
+	err = err ?: read_block(skel, d, at);
 	err = err ?: DUMP_PERCPU(jbd2_handles, struct rec_handle, handles, &sum_reduce);
 	err = err ?: DUMP(jbd2_commits, struct rec_commit, commits);
 	for (i = 0; i < REC_NR_SYSCALLS && !err; i++)

@@ -9,8 +9,10 @@
 
 struct record_bpf;
 
-/* Every map into memory. 0 or a negative errno. */
-int read_maps(struct record_bpf *skel, struct rec_data *d);
+/* Every map into memory. at (CLOCK_MONOTONIC): when the read is taken, or
+ * the window's end once it is closed; a device busy period still open
+ * counts up to it. 0 or a negative errno. */
+int read_maps(struct record_bpf *skel, struct rec_data *d, __u64 at);
 
 /* Just the address -> inode map (read while recording, to find paths). */
 int read_inodes(struct record_bpf *skel, struct rec_inode **out, size_t *nr);

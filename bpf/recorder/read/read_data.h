@@ -16,7 +16,10 @@ struct rec_task { __u32 tid; struct task_val v; };
  * were walked. */
 struct rec_offcpu { struct offcpu_key k; struct offcpu_val v; struct offcpu_val sampled; };
 struct rec_dio { struct inode_key k; struct dio_val v; };
-struct rec_block { __u32 dev; struct lat_stat v; };
+/* busy_ns: the device's busy time since the start, up to the read (or
+ * to the window's end), cumulative like v's counts; with no BPF atomic
+ * fetch it stays 0 and the writers say it was not measured. */
+struct rec_block { __u32 dev; struct lat_stat v; __u64 busy_ns; };
 struct rec_handle { struct jbd2_handle_key k; struct jbd2_handle_val v; };
 struct rec_commit { __u32 dev; struct jbd2_commit_val v; };
 
