@@ -40,6 +40,8 @@ class VerdictKind(StrEnum):
     JOURNAL_BOUND = "journal_bound"
     MEMORY_PRESSURE = "memory_pressure"
     IO_URING_SERIALIZED = "io_uring_serialized"
+    # sweep and attach: block waits while the device was not shown busy
+    IO_HELD_BEFORE_DEVICE = "io_held_before_device"
 
 
 LOCK_VERDICTS = (VerdictKind.INODE_LOCK_CONTENTION, VerdictKind.OTHER_LOCK_CONTENTION)
@@ -313,6 +315,23 @@ class Sampling(TypedDict, total=False):
     paused_ns: int          # their time up to the window's end
 
 
+class BlockEntry(TypedDict, total=False):
+    """``block[]``: one device's requests (docs/recorder-json.md, `block`)."""
+
+    dev: str                    # the whole disk, "MAJOR:MINOR"
+    name: str | None
+    count: int
+    total_ns: int
+    max_ns: int
+    hist_log2_ns: list[int]
+    service_ns_total: int       # total_ns: the requests' service times summed
+    observed_ns: int
+    inflight_mean: float | None  # Little's law: service_ns_total / observed_ns
+    busy_ns: int | None         # >= 1 request in flight; null: not measured
+    busy_share: float | None
+    busy_unmeasured: str | None  # why busy_ns is null
+
+
 class TraceSection(TypedDict, total=False):
     """What a whole trace and each of its ``series`` intervals share: the counted
     window and the per-interval maps."""
@@ -323,6 +342,7 @@ class TraceSection(TypedDict, total=False):
     syscalls: list[SyscallEntry]
     dio: list[DioEntry]
     net: list[NetEntry]
+    block: list[BlockEntry]
     state: dict[str, Any]   # series intervals only: maps in use, drops, sampling so far
 
 
@@ -340,7 +360,6 @@ class Trace(TraceSection, total=False):
     drops: dict[str, Any]
     counts: dict[str, int]
     locks: list[TraceLock]
-    block: list[dict[str, Any]]
     jbd2: dict[str, Any]
     dio_lock_mode: DioLockMode
     io_wq_hashed: IowqMeasured
@@ -482,6 +501,7 @@ class Run(TypedDict, total=False):
     phases_s: dict[str, float]
     recorder_cost: RunRecorderCost | None
     files: list[SweptFile]
+    devices: list[DeviceFacts]
     engine_argv: list[str]
     server: dict[str, Any]      # sweep --preset: the server's facts at this point
 
@@ -601,6 +621,34 @@ class AttachSettings(TypedDict, total=False):
     rotations: int
 
 
+class IoLimit(TypedDict):
+    """One I/O limit a cgroup of the traced processes sets on a device (run/io_limits.py)."""
+
+    dev: str                    # "MAJOR:MINOR" of the whole disk
+    cgroup: str                 # the cgroup's path in its hierarchy ("/app")
+    file: str                   # the file it is read from, full path
+    key: str                    # blkio.throttle.write_iops_device | io.max wiops | ...
+    what: str                   # read IOPS | write IOPS | read bytes/s | write bytes/s
+    value: int                  # per second
+    pids: list[int]             # the traced processes under that cgroup
+
+
+class DeviceFacts(TypedDict):
+    """``window.devices[]``, ``runs[].devices[]``: a disk the window's requests went to,
+    as the host showed it when the window closed (run/device_facts.py); null: unreadable."""
+
+    dev: str                    # "MAJOR:MINOR" of the whole disk
+    name: str | None
+    file_devs: list[str]        # the traced files' st_dev on it (partitions included)
+    scheduler: str | None       # /sys/block/DEV/queue/scheduler, the one in brackets
+    nr_requests: int | None     # /sys/block/DEV/queue/nr_requests
+    hw_tags: int | None         # the largest /sys/block/DEV/mq/*/nr_tags
+    queue_depth: int | None     # /sys/block/DEV/device/queue_depth (SCSI)
+    wbt_lat_usec: int | None    # /sys/block/DEV/queue/wbt_lat_usec (0: off)
+    io_limits: list[IoLimit]
+    limits_read: str | None     # None: the cgroups were read; else why not
+
+
 class AttachWindow(TypedDict, total=False):
     """``window`` of an attach: the recorder's one window over the target."""
 
@@ -609,6 +657,7 @@ class AttachWindow(TypedDict, total=False):
     trace: Trace | None
     trace_error: str | None
     files: list[SweptFile]
+    devices: list[DeviceFacts]
 
 
 class ResultsDoc(TypedDict, total=False):
@@ -879,6 +928,8 @@ class FsAnalysis(_FsAnalysisRequired, total=False):
     server: dict[str, Any]
     # io-wq's hashed queue at the top thread count and its rule (analysis/iowq_sweep.py)
     io_uring_hashed: SweepIoWq
+    # the device the top thread count's block waits were on (analysis/device_busy.py)
+    device: DeviceFigures | None
 
 
 class ComparisonRow(TypedDict):
@@ -1076,6 +1127,28 @@ class StackShares(TypedDict):
     four_frames_ns: float          # with at least 4 frames, kernel and user together
 
 
+class DeviceFigures(TypedDict):
+    """``analysis.attach.device``, ``analysis.<fs>.device``: the device the threads'
+    block waits were on, over the window (analysis/device_busy.py)."""
+
+    dev: str
+    name: str | None
+    chosen_as: str              # why this device: the traced files' one, or the busiest
+    requests: int
+    observed_s: float
+    requests_per_s: float | None
+    busy_share: float | None    # null: not measured (busy_unmeasured says why)
+    busy_unmeasured: str | None
+    inflight_mean: float | None  # requests in flight on average (Little's law)
+    queue_limit: int | None     # the smallest of nr_requests, hw_tags, queue_depth
+    queue_limit_from: str | None
+    service_mean_ns: float | None
+    service_p50_ns: float | None  # upper end of the histogram bucket holding it
+    service_p99_ns: float | None
+    thread_wait_mean_ns: float | None  # the traced threads' mean block-I/O wait
+    facts: DeviceFacts | None   # the host's queue facts and cgroup limits, when read
+
+
 class AttachFigures(TypedDict):
     """``analysis.attach`` but its verdict: what the verdict is decided from."""
 
@@ -1101,6 +1174,7 @@ class AttachFigures(TypedDict):
     overhead: RecorderCost | None
     io_uring_hashed: NotRequired[IoUringHashed]
     stacks: NotRequired[dict[str, StackShares]]  # block, mutex
+    device: NotRequired[DeviceFigures | None]
 
 
 class AttachAnalysis(AttachFigures):
@@ -1133,7 +1207,7 @@ def window_of_run(run: Run) -> AttachWindow:
     sweep's point analyzed the way an attach is)."""
     return {"label": run.get("fs", ""), "threads": run.get("threads", 0),
             "trace": run.get("trace"), "trace_error": run.get("trace_error"),
-            "files": run.get("files") or []}
+            "files": run.get("files") or [], "devices": run.get("devices") or []}
 
 
 def traced_points(doc: ResultsDoc) -> list[Run]:

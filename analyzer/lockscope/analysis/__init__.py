@@ -11,9 +11,11 @@ from ..schema import (
     LOCK_VERDICTS,
     Analysis,
     Cause,
+    DeviceFigures,
     FsAnalysis,
     Host,
     Lock,
+    Point,
     ResultsDoc,
     Run,
     UslFit,
@@ -21,6 +23,7 @@ from ..schema import (
     window_of_run,
 )
 from .compare import compare
+from .device_busy import device_figures
 from .dio import classes_for, file_classes, no_writes
 from .explain import what_if
 from .holders import annotate, lock_releasers, lock_samples, releasers, split
@@ -33,6 +36,7 @@ from .runs import lock_key
 from .scaling import build_points, finish_locks
 from .usl import fit_usl
 from .verdict import decide, note_inode_lock, note_iowq, say_disagreement
+from .waitclass import sweep_part
 
 
 def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None,
@@ -64,8 +68,9 @@ def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None
     mode = (causes[0]["mode"] if causes and causes[0]["mode"]
             else mode_share(row, "writes") if row else None)
     iowq = sweep_hashed(fstype, points, runs, cpus, parse_release(release))
+    device = _top_device(runs, points)
     verdict = decide(fstype, points, locks, causes, cpus, mode=mode,
-                     disagreements=judged.disagreements, iowq=iowq)
+                     disagreements=judged.disagreements, iowq=iowq, device=device)
     note_iowq(verdict, iowq, ioengine == "io_uring")
     if top_inode and verdict["kind"] not in LOCK_VERDICTS:
         note_inode_lock(verdict, top_inode, points, causes)
@@ -81,7 +86,23 @@ def analyze_fs(label: str, fstype: str, runs: list[Run], cpus: int | None = None
                        "verdict": verdict}
     if iowq:
         out["io_uring_hashed"] = iowq
+    out["device"] = device
     return out
+
+
+def _top_device(runs: list[Run], points: list[Point]) -> DeviceFigures | None:
+    """The device figures of a traced run at the highest thread count, against its
+    threads' block waits (the sweep's block_io part)."""
+    if not points:
+        return None
+    run = next((r for r in runs if r.get("threads") == points[-1]["threads"]
+                and r.get("trace")), None)
+    trace = run.get("trace") if run else None
+    if not run or not trace:
+        return None
+    waits = [r for r in trace.get("offcpu") or [] if r.get("reason") != "runqueue"
+             and sweep_part(r) == "block_io"]
+    return device_figures(trace, run.get("devices"), waits)
 
 
 def _add_holders(verdict: Verdict, top: Lock, runs: list[Run], threads: int) -> None:

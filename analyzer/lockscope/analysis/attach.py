@@ -15,6 +15,7 @@ from ..schema import (
     DbDoc,
     DbSummary,
     IoUringHashed,
+    OffcpuRecord,
     RecorderCost,
     ResultsDoc,
     SeriesRow,
@@ -27,6 +28,7 @@ from ..schema import (
 )
 from .attach_verdict import decide_attach
 from .dbfiles import ROLES, PgNames, file_role
+from .device_busy import device_figures
 from .dio import count_of
 from .iowq import hashed_cause, hashed_summary, hashed_wait_class
 from .kernel_release import KernelVersion, parse_release, release_of
@@ -48,6 +50,8 @@ from .waitclass import (
 
 # (method, detail) -> ns, per class: how each class was decided
 HowByClass = dict[str, dict[tuple[str, str], float]]
+# the wait classes whose time is the device's, if the device was busy (device_verdict.py)
+DEVICE_CLASSES = ("block_io", "writeback")
 
 TOP_HOW = 6
 # In a live server a few exclusive writers make every shared writer of the file queue
@@ -86,6 +90,14 @@ def classes_of(trace: Trace, user_classifier: UserClassifier | None = None
     if ns["runqueue"]:
         how["runqueue"][("scheduler", "runnable, waiting for a CPU")] += ns["runqueue"]
     return ns, how, idle
+
+
+def block_waits(trace: Trace, kinds: dict[str | None, str], idle: set[int | None],
+                user_classifier: UserClassifier | None = None) -> list[OffcpuRecord]:
+    """The threads' off-CPU records classed as waits for the device (block I/O and
+    writeback): what the device's service time is set against (device_busy.py)."""
+    return [r for r in trace.get("offcpu") or [] if r.get("reason") != "runqueue"
+            and classify(r, kinds, idle, user_classifier).cls in DEVICE_CLASSES]
 
 
 def _lock_kinds(trace: Trace) -> dict[str | None, str]:
@@ -227,6 +239,8 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
     files = file_rows(trace, window.get("files") or [], pg_names, parse_release(release),
                       hashed)
     fall = falls(rows, values)
+    device = device_figures(trace, window.get("devices"),
+                            block_waits(trace, kinds, idle, user_classifier))
     figures: AttachFigures = {
         "window_s": window_ns / 1e9, "observed_s": seen_ns / 1e9, "sampling": sampling_note(trace),
         "threads": len(threads), "idle_threads": len(idle),
@@ -242,6 +256,7 @@ def analyze_attach(doc: ResultsDoc) -> AttachAnalysis:
         "overhead": _overhead(trace),
         "io_uring_hashed": hashed,
         "stacks": stack_shares(trace, kinds, idle, user_classifier),
+        "device": device,
     }
     return {**figures,
             "kernel_rules": kernel_rules(release, [n for f in files

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..schema import AttachFigures, ModeShare, Verdict, VerdictKind
 from .dbfiles import LOG_ROLES
+from .device_verdict import capped, judge_device
 from .lock_mode import mode_text
 from .thresholds import EXPLAINS, STRONG
 from .wait_classes import WAIT_CLASSES
@@ -71,6 +72,14 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
     lock_mode: ModeShare | None = None
     reasons: list[str] = []
     remedies = list(REMEDIES.get(top["class"], []))
+    held = None
+    if kind == VerdictKind.DEVICE_BOUND:
+        # the device's own figures decide whether the block waits were its
+        call = judge_device(a.get("device"))
+        kind, confidence = call.kind, capped(confidence, call.most)
+        ev += call.evidence
+        remedies = call.remedies or remedies
+        held = call.summary
     files = a.get("files") or []
     if top["class"] == "inode_lock":
         f = next((f for f in files if f["inode_lock_ns"]), None)
@@ -117,6 +126,8 @@ def decide_attach(a: AttachFigures, cpus: int | None) -> Verdict:
     elif lock:
         summary += f", in {lock}"
     summary += "."
+    if held:
+        summary += " " + held
     if top["class"] == "inode_lock" and f and f["rule_disagreements"]:
         summary += f" Measured: {f['rule_disagreements'][0]}."
     verdict = _verdict(kind, lock=lock, path=path, reasons=reasons, explained=share,

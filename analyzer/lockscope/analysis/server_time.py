@@ -21,6 +21,7 @@ from typing import Any, cast
 from ..schema import AttachAnalysis, Run, Trace, Verdict, VerdictKind
 from .attach import classes_of
 from .attach_verdict import KINDS, REMEDIES
+from .device_verdict import capped, judge_device
 from .observed import observed_ns
 from .runs import workload_figures
 from .stats import spread
@@ -152,9 +153,16 @@ def server_verdict(points: list[ServerPoint], top_attach: AttachAnalysis | None 
                         confidence="medium", remedies=list(REMEDIES["runqueue"]), summary=(
                             f"The server does not scale ({curve}): each transaction costs "
                             f"more CPU ({share:.0%} of the growth)."))
-    verdict = _verdict(KINDS[top], evidence=ev, explained=share, wait_class=top,
-                       confidence="high" if share >= STRONG else "medium",
-                       remedies=list(REMEDIES.get(top, [])), summary=(
+    kind, confidence = KINDS[top], "high" if share >= STRONG else "medium"
+    remedies, held = list(REMEDIES.get(top, [])), None
+    if kind == VerdictKind.DEVICE_BOUND:
+        # the device's figures at the highest client count decide whether it was busy
+        call = judge_device(top_attach.get("device") if top_attach else None)
+        kind, confidence = call.kind, capped(confidence, call.most)
+        ev += call.evidence
+        remedies, held = call.remedies or remedies, call.summary
+    verdict = _verdict(kind, evidence=ev, explained=share, wait_class=top,
+                       confidence=confidence, remedies=remedies, summary=(
                            f"The server does not scale ({curve}): {PART_NAMES[top]} explains "
                            f"{share:.0%} of the growth of its time per transaction"))
     detail = cast("dict[str, Any]", top_attach["verdict"] if top_attach else {})
@@ -169,6 +177,8 @@ def server_verdict(points: list[ServerPoint], top_attach: AttachAnalysis | None 
             verdict["remedies"]
     verdict["summary"] += (f", on {verdict['path']}." if verdict.get("path") else
                            f", in {verdict['lock']}." if verdict.get("lock") else ".")
+    if held:
+        verdict["summary"] += " " + held
     return verdict
 
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..schema import Cause, Lock, ModeShare, Point, SweepIoWq, Verdict, VerdictKind
+from ..schema import (
+    Cause,
+    DeviceFigures,
+    Lock,
+    ModeShare,
+    Point,
+    SweepIoWq,
+    Verdict,
+    VerdictKind,
+)
+from .device_verdict import capped, judge_device
 from .explain import category_losses, cpu_capacity_bound, evidence_strength
 from .iowq_sweep import hashed_note
 from .lock_mode import mode_text
@@ -22,10 +32,12 @@ CATEGORY_NAMES = {"oncpu": "CPU work per I/O", "runqueue": "waiting for a CPU",
 
 def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cause],
            cpus: int | None = None, *, mode: ModeShare | None = None,
-           disagreements: Sequence[str] = (), iowq: SweepIoWq | None = None) -> Verdict:
+           disagreements: Sequence[str] = (), iowq: SweepIoWq | None = None,
+           device: DeviceFigures | None = None) -> Verdict:
     """`mode`: the measured lock mode of the class the causes blame (lock_mode.py);
     `disagreements`: where that mode contradicts the kernel version's rules;
-    `iowq`: io-wq's hashed queue at the top point (iowq_sweep.py)."""
+    `iowq`: io-wq's hashed queue at the top point (iowq_sweep.py); `device`: the figures
+    of the device its block waits were on (device_busy.py)."""
     if not points:
         return _verdict(VerdictKind.INCONCLUSIVE, evidence=["no completed runs"], confidence="low",
                         summary=f"{fstype} has no completed runs, so there is nothing to judge.")
@@ -68,11 +80,20 @@ def decide(fstype: str, points: list[Point], locks: list[Lock], causes: list[Cau
                              disagreements)
     biggest = max(parts, key=lambda k: parts[k])
     if parts[biggest] >= EXPLAINS and biggest == "block_io":
-        return _verdict(VerdictKind.DEVICE_BOUND, confidence="medium", evidence=[
-            curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads is block "
-            f"I/O, which explains {parts['block_io']:.0%} of the lost efficiency"],
-            summary=f"{fstype} is device-bound: {curve}; threads wait on the block device.",
-            remedies=["a faster device, or more queue depth per thread (ioengine=io_uring)"])
+        # the device's own figures decide whether the block waits were its
+        call = judge_device(device)
+        evidence = [curve, f"{ts['block_io']:.0%} of thread time at {hi['threads']} threads "
+                    f"is block I/O, which explains {parts['block_io']:.0%} of the lost "
+                    "efficiency"] + call.evidence
+        if call.kind == VerdictKind.IO_HELD_BEFORE_DEVICE:
+            return _verdict(call.kind, confidence=capped("medium", call.most),
+                            evidence=evidence, remedies=call.remedies,
+                            summary=f"{fstype} does not scale ({curve}). {call.summary}")
+        return _verdict(VerdictKind.DEVICE_BOUND, confidence=capped("medium", call.most),
+                        evidence=evidence, summary=f"{fstype} is device-bound: {curve}; "
+                        "threads wait on the block device.",
+                        remedies=["a faster device, or more queue depth per thread "
+                                  "(ioengine=io_uring)"])
     if parts[biggest] >= EXPLAINS and biggest in ("oncpu", "runqueue"):
         return _cpu_verdict(fstype, curve, [cpu_evidence, f"{CATEGORY_NAMES[biggest]} "
                             f"explains {parts[biggest]:.0%} of the lost efficiency"])

@@ -1,12 +1,13 @@
 """What ``lockscope attach`` does the same way bounded and --continuous: the --fs check,
-the database login, the traced files' facts and the finish (analysis, results.json,
-report, summary)."""
+the database login, the traced files' and devices' facts and the finish (analysis,
+results.json, report, summary)."""
 
 from __future__ import annotations
 
 import os
 
 from ..errors import UsageError
+from ..run.device_facts import device_facts
 from ..run.host import filesystem_facts, mount_of
 from ..run.point import security_facts
 from ..run.session import Session
@@ -94,7 +95,8 @@ def fill_window(doc: dict, args, label: str, trace: dict | None, trace_error: st
                      "counters": [], "errors": [db_warning], "warning": db_warning}
     doc["target"]["exited"] = ended == "target exited"
     doc["window"] = {"label": label, "threads": len((trace or {}).get("threads") or []),
-                     "trace": trace, "trace_error": trace_error, "files": file_facts(trace)}
+                     "trace": trace, "trace_error": trace_error, "files": file_facts(trace),
+                     "devices": device_facts(trace)}
     doc["host"]["filesystems"] = filesystems(trace)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from ..analysis.recorder_cost import recorder_cost
 from ..binaries import find_binary, recorder_facts
 from ..errors import LockscopeError, UsageError
+from ..run.device_facts import device_facts
 from ..run.fs_health import FsHealth
 from ..run.host import filesystem_facts
 from ..run.loopfs import image_dir, make_loopfs
@@ -400,6 +401,8 @@ def _run_points(session: Session, workload: SweepWorkload, fss, workdirs, args,
                 doc["runs"].append({"fs": fs, "threads": n, "repeat": rep,
                                     "workload": res.workload, "trace": res.trace,
                                     "trace_error": res.trace_error, "files": res.files,
+                                    # the engine ran in this process's cgroup
+                                    "devices": device_facts(res.trace, [os.getpid()]),
                                     "phases_s": res.phases_s,
                                     "recorder_cost": recorder_cost(res.trace), **run_keys})
                 with os_errors_fail_the_point(f"point {label}: removing its files"):

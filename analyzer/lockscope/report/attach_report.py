@@ -22,8 +22,13 @@ from .html import inline_svg
 from .iowq_line import hashed_text
 from .outputs import MARKER
 
-VERDICT_CLASS = {"idle": "good", "inconclusive": "unknown", "cpu_bound": "warn",
-                 "device_bound": "warn", "durability_bound": "warn"}
+# Every verdict kind's colour (tests/unit/report/test_verdict_tables.py).
+VERDICT_CLASS = {"idle": "good", "scales": "good", "inconclusive": "unknown",
+                 "cpu_bound": "warn", "device_bound": "warn", "durability_bound": "warn",
+                 "journal_bound": "warn", "io_held_before_device": "bad",
+                 "inode_lock_contention": "bad", "other_lock_contention": "bad",
+                 "user_lock_contention": "bad", "memory_pressure": "bad",
+                 "io_uring_serialized": "bad"}
 
 
 def attach_analysis(doc: ResultsDoc) -> AttachAnalysis:

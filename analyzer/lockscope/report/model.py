@@ -40,14 +40,22 @@ def _points_from_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return cast("list[dict[str, Any]]", points)
 
 
+# Every verdict kind (tests/unit/report/test_verdict_tables.py): a sweep's own, and the
+# attach kinds a --preset sweep's server verdict gives.
 VERDICTS = {
     "scales": ("scales", "good"),
     "inode_lock_contention": ("inode lock contention", "bad"),
     "other_lock_contention": ("lock contention", "bad"),
     "device_bound": ("device-bound", "warn"),
+    "io_held_before_device": ("I/O held before the device", "bad"),
     "cpu_bound": ("CPU-bound", "warn"),
     "inconclusive": ("inconclusive", "unknown"),
     "io_uring_serialized": ("io_uring writes serialized in io-wq", "bad"),
+    "idle": ("idle", "good"),
+    "user_lock_contention": ("user-space lock contention", "bad"),
+    "durability_bound": ("durability-bound", "warn"),
+    "journal_bound": ("journal-bound", "warn"),
+    "memory_pressure": ("memory pressure", "bad"),
 }
 REASONS = {
     "extending": "writes extend i_size",
