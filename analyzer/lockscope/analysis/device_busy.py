@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..schema import BlockEntry, DeviceFacts, DeviceFigures, OffcpuRecord, Trace
+from ..schema import BlockEntry, DeviceFacts, DeviceFigures, DioEntry, OffcpuRecord, Trace
 from .observed import observed_ns
 
 
@@ -42,19 +42,30 @@ def _facts_by_disk(devices: list[DeviceFacts]) -> tuple[dict[str, DeviceFacts], 
     return by_dev, disk_of
 
 
+def _file_ios(e: DioEntry) -> int:
+    """The traced threads' I/O calls on one file: its writes, reads and buffered writes."""
+    return sum((c or {}).get("count", 0) for c in (e.get("writes"), e.get("reads"),
+                                                  e.get("buffered_writes")))
+
+
 def _chosen(trace: Trace, devices: list[DeviceFacts]) -> tuple[BlockEntry, str] | None:
-    """The block entry of the device the traced files are on (through the host's
-    partition -> disk map where it was read), the one with most requests among several;
-    else the device with the most service time."""
+    """The block entry of the disk the traced threads did most of their file I/O on
+    (through the host's partition -> disk map where it was read: a loop device's backing
+    disk has its requests too, and other processes'); else the device with the most
+    service time."""
     entries = {b["dev"]: b for b in trace.get("block") or [] if b.get("dev")}
     if not entries:
         return None
     _, disk_of = _facts_by_disk(devices)
-    file_disks = {disk_of.get(dev, dev) for e in trace.get("dio") or []
-                  if (dev := e.get("dev"))}
-    mine = [entries[d] for d in file_disks if d in entries]
+    ios: dict[str, int] = {}
+    for e in trace.get("dio") or []:
+        if (dev := e.get("dev")):
+            disk = disk_of.get(dev, dev)
+            ios[disk] = ios.get(disk, 0) + _file_ios(e)
+    mine = [d for d in ios if d in entries]
     if mine:
-        return max(mine, key=lambda b: b.get("count") or 0), "the traced files' device"
+        return entries[max(mine, key=lambda d: (ios[d], entries[d].get("count") or 0))], \
+            "the disk of the traced threads' file I/O"
     return (max(entries.values(), key=lambda b: b.get("service_ns_total") or
                 b.get("total_ns") or 0),
             "the device with the most service time (no traced file's device had requests)")

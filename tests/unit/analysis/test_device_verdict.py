@@ -130,15 +130,20 @@ def test_the_threads_wait_is_set_against_the_service_time():
 
 
 def test_the_files_partition_leads_to_its_disk():
-    trace = {"interval": {"duration_ns": S}, "dio": [{"dev": "259:3"}],
+    trace = {"interval": {"duration_ns": S},
+             "dio": [{"dev": "259:3", "writes": {"count": 100}},
+                     {"dev": "254:1", "writes": {"count": 2}}],
              "block": [{"dev": "259:0", "count": 10, "total_ns": 10 * MS, "hist_log2_ns": [],
                         "busy_share": 0.1, "busy_unmeasured": None},
                        {"dev": "254:0", "count": 9000, "total_ns": 900 * MS,
                         "hist_log2_ns": [], "busy_share": 0.9, "busy_unmeasured": None}]}
     disk = dict(facts(), dev="259:0", name="nvme0n1", file_devs=["259:3"])
-    fig = device_figures(trace, [disk], [])
-    assert fig and fig["dev"] == "259:0" and fig["chosen_as"] == "the traced files' device"
+    other = dict(facts(), dev="254:0", name="vda", file_devs=["254:1"])
+    # the disk of most of the threads' file I/O, not the one with most requests
+    fig = device_figures(trace, [disk, other], [])
+    assert fig and fig["dev"] == "259:0" and "traced threads' file I/O" in fig["chosen_as"]
     # without the host's map the busiest device is taken, and it says so
+    trace["dio"] = [{"dev": "259:3"}]
     fig = device_figures(trace, [], [])
     assert fig and fig["dev"] == "254:0" and "most service time" in fig["chosen_as"]
 
