@@ -22,6 +22,7 @@ from typing import Any
 from ..analysis.dbfiles import ROLES, PgNames
 from ..analysis.wait_classes import LOSS_KEYS
 from ..analysis.waitclass import UserClassifier, load_user_classifier
+from .device_metrics import DeviceFigures, add_devices
 from .file_ranking import OTHER, FileRanking
 from .interval_digest import Digest, FileNames, LockBook, digest_interval
 from .pprof_writer import SampleKey
@@ -102,6 +103,7 @@ class ExportSnapshot:
     files: tuple[str, ...] = ()
     mutex_total: Mapping[SampleKey, tuple[int, int]] = field(default_factory=dict)
     block_total: Mapping[SampleKey, tuple[int, int]] = field(default_factory=dict)
+    devices: Mapping[str, DeviceFigures] = field(default_factory=dict)
     recent: tuple[Digest, ...] = ()
     lines: tuple[Mapping[str, Any], ...] = ()
 
@@ -223,6 +225,7 @@ class ExportState:
         self._syscalls: dict[str, tuple[int, int]] = {}
         self._mutex: dict[SampleKey, tuple[int, int]] = {}
         self._block: dict[SampleKey, tuple[int, int]] = {}
+        self._devices: dict[str, DeviceFigures] = {}
         self._drops: dict[str, _Monotonic] = {}
         self._pauses: dict[str, _Monotonic] = {}
         self._commits = _Monotonic()
@@ -270,6 +273,7 @@ class ExportState:
             _add_pair(self._syscalls, name, c, n)
         self._merge_samples(self._mutex, d.mutex)
         self._merge_samples(self._block, d.block)
+        add_devices(self._devices, d.devices)
         self._recent.append(d)
         while self._recent and self._recent[0].end_mono_ns <= \
                 d.end_mono_ns - self._snap.window_s * 1e9:
@@ -288,7 +292,8 @@ class ExportState:
             lock_hist_sum=dict(self._lock_hist_sum), dio=dict(self._dio),
             syncs=dict(self._syncs), syscalls=dict(self._syscalls),
             files=tuple(sorted(self._ranking.scores)), mutex_total=dict(self._mutex),
-            block_total=dict(self._block), recent=tuple(self._recent),
+            block_total=dict(self._block), devices=dict(self._devices),
+            recent=tuple(self._recent),
             lines=tuple(self._lines))
         with self._lock:
             self._snap = replace(new, context=self._snap.context, drops=self._snap.drops,

@@ -27,6 +27,7 @@ from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.observed import observed_ns
 from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
 from ..schema import OffcpuRecord
+from .device_metrics import DeviceFigures, interval_devices
 from .pprof_writer import SampleKey
 from .stack_carry import StackMemories
 
@@ -156,6 +157,8 @@ class Digest:
     file_activity: dict[str, float] = field(default_factory=dict)
     # dev:ino keys whose path became known in this interval -> the path
     named: dict[str, str] = field(default_factory=dict)
+    # block device name -> what it did (device_metrics)
+    devices: dict[str, DeviceFigures] = field(default_factory=dict)
     bpf_ns: int = 0
     user_cpu_ns: int = 0
     cpu_share: float | None = None
@@ -237,6 +240,7 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
     _locks(iv, locks, names, weighting, d, memory)
     _offcpu(iv, locks, names, idle_tids, user_classifier, weighting, d, memory)
     _dio(iv, names, d)
+    d.devices = interval_devices(iv, weighting.scale)
     for e in iv.get("syscalls") or []:
         if e.get("name"):
             count, ns, timed = int(e.get("count", 0)), int(e.get("total_ns", 0)), e.get("timed")

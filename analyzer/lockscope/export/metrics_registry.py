@@ -20,6 +20,7 @@ from prometheus_client.utils import floatToGoString
 
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.wait_classes import ONCPU, RECORD_CLASSES, REQUEST_CLASSES, kind_of
+from .device_metrics import device_metrics
 from .export_state import ExportSnapshot
 from .exporter_metrics import exporter_metrics
 from .stack_coverage import REASONS, stack_coverage
@@ -45,6 +46,7 @@ class SnapshotCollector(Collector):
         yield from _lock_metrics(s)
         yield from _stack_metrics(s)
         yield from _file_metrics(s)
+        yield from device_metrics(s.devices, (d.devices for d in s.recent), HIST_EXPONENTS)
         yield from _recorder_metrics(s)
         yield from _context_metrics(s)
         yield from exporter_metrics(s)

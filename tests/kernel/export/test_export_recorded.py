@@ -224,6 +224,34 @@ def test_metrics_add_up_to_the_recording(recorded):
     assert "lockscope_db_commits_total" not in s and "lockscope_target_up" not in s
 
 
+def test_device_metrics_add_up_to_the_recording(recorded):
+    """The block device under the writers: its requests, service times and histogram as
+    the recording's block[] counts them, and its busy time bounded by the service times
+    (a busy device has at least one request in flight: Little's law's mean depth is at
+    least its busy share)."""
+    _, doc, lines, state = recorded
+    s = samples_of(exposition(state))
+    by_dev = {e.get("name") or e["dev"]: e for e in doc["block"]}
+    assert by_dev, "the writers' device did no block I/O in the window"
+    requests = {x.labels["device"]: x.value for x in s["lockscope_device_requests_total"]}
+    service = {x.labels["device"]: x.value for x in s["lockscope_device_service_seconds_total"]}
+    for name, e in by_dev.items():
+        assert requests[name] == e["count"]
+        assert service[name] == pytest.approx(e["total_ns"] / 1e9, rel=1e-9)
+    counts = {x.labels["device"]: x.value
+              for x in s["lockscope_device_service_duration_seconds_count"]}
+    assert counts == requests
+    busy = {x.labels["device"]: x.value for x in s.get("lockscope_device_busy_seconds_total", [])}
+    measured = {n for n, e in by_dev.items() if e.get("busy_ns") is not None}
+    assert set(busy) == measured   # absent where not measured, never 0
+    for name in measured:
+        assert 0 < busy[name] <= service[name] * (1 + 1e-6), (name, busy, service)
+        ratio = next(x.value for x in s["lockscope_device_busy_ratio"]
+                     if x.labels["device"] == name)
+        window = sum(iv["interval"]["duration_ns"] for iv in lines) / 1e9
+        assert ratio == pytest.approx(busy[name] / window, rel=1e-6)
+
+
 def test_exposition_passes_promtool_and_openmetrics(recorded):
     _, _, _, state = recorded
     state.set_context(target_up=True, target="fio", max_overhead_pct=1, duty_pct=100,

@@ -1,0 +1,125 @@
+"""Block devices in the metrics: what each device did, from the recorder's block[] entries
+of each interval (kern/block.bpf.inc: requests issued and completed, their service times,
+and the time the device had at least one in flight).
+
+Requests and times are counted in the observed part of an interval and scaled to all of
+it as the lock waits are (interval_digest.Weighting): ``rate()`` of a counter is then the
+device's own rate. Busy time exists only where the recorder measured it (BPF atomic
+fetch-and-add, 5.12+): elsewhere the busy series are absent, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.utils import floatToGoString
+
+
+@dataclass(frozen=True)
+class DeviceFigures:
+    """One device over some intervals; ``busy_ns`` None where it was not measured."""
+
+    requests: int = 0
+    service_ns: int = 0
+    duration_ns: int = 0            # the intervals' length the figures stand for
+    busy_ns: int | None = None
+    busy_duration_ns: int = 0       # the part of duration_ns whose busy time was measured
+    hist: tuple[int, ...] = field(default_factory=tuple)   # log2 ns slots
+
+    def plus(self, o: DeviceFigures) -> DeviceFigures:
+        size = max(len(self.hist), len(o.hist))
+        hist = tuple((self.hist[i] if i < len(self.hist) else 0)
+                     + (o.hist[i] if i < len(o.hist) else 0) for i in range(size))
+        busy = None if self.busy_ns is None and o.busy_ns is None else \
+            (self.busy_ns or 0) + (o.busy_ns or 0)
+        return replace(self, requests=self.requests + o.requests,
+                       service_ns=self.service_ns + o.service_ns,
+                       duration_ns=self.duration_ns + o.duration_ns, busy_ns=busy,
+                       busy_duration_ns=self.busy_duration_ns + o.busy_duration_ns, hist=hist)
+
+    @property
+    def busy_ratio(self) -> float | None:
+        if self.busy_ns is None or not self.busy_duration_ns:
+            return None
+        return min(1.0, self.busy_ns / self.busy_duration_ns)
+
+
+def device_label(entry: Mapping[str, Any]) -> str:
+    """The device's kernel name (loop0, nvme0n1), else its major:minor."""
+    return str(entry.get("name") or entry.get("dev") or "?")
+
+
+def interval_devices(iv: Mapping[str, Any], scale: float) -> dict[str, DeviceFigures]:
+    """Each device's figures in one interval, scaled from its observed part to the whole
+    (``scale``: the interval's length over its observed time, 1 at duty 100)."""
+    duration = int((iv.get("interval") or {}).get("duration_ns", 0) or 0)
+    out: dict[str, DeviceFigures] = {}
+    for e in iv.get("block") or []:
+        observed = int(e.get("observed_ns") or 0)
+        busy = e.get("busy_ns")
+        # the busy share of the observed part, over the whole interval
+        busy_ns = None if busy is None or not observed else round(
+            min(1.0, int(busy) / observed) * duration)
+        fig = DeviceFigures(
+            requests=round(int(e.get("count", 0)) * scale),
+            service_ns=round(int(e.get("total_ns", 0)) * scale), duration_ns=duration,
+            busy_ns=busy_ns, busy_duration_ns=duration if busy_ns is not None else 0,
+            hist=tuple(round(int(n) * scale) for n in e.get("hist_log2_ns") or []))
+        name = device_label(e)
+        out[name] = out[name].plus(fig) if name in out else fig
+    return out
+
+
+def add_devices(total: dict[str, DeviceFigures], add: Mapping[str, DeviceFigures]) -> None:
+    for name, fig in add.items():
+        total[name] = total[name].plus(fig) if name in total else fig
+
+
+def device_metrics(totals: Mapping[str, DeviceFigures],
+                   recent: Iterable[Mapping[str, DeviceFigures]],
+                   exponents: Iterable[int]) -> Iterator[Metric]:
+    """The device families: counters over the whole run, the busy ratio over the recent
+    window (the exporter's --window), the service-time histogram."""
+    if not totals:
+        return
+    labels = ["device"]
+    requests = CounterMetricFamily("lockscope_device_requests", "Block requests the "
+                                   "device completed (issued in the window)", labels=labels)
+    service = CounterMetricFamily("lockscope_device_service_seconds", "Sum of the requests' "
+                                  "service times, issue to completion; its rate is the mean "
+                                  "number in flight", labels=labels, unit="seconds")
+    busy = CounterMetricFamily("lockscope_device_busy_seconds", "Time the device had at "
+                               "least one request in flight (where measured: BPF atomic "
+                               "fetch-and-add, 5.12+)", labels=labels, unit="seconds")
+    hist = HistogramMetricFamily("lockscope_device_service_duration_seconds",
+                                 "Block request service times, issue to completion",
+                                 labels=labels, unit="seconds")
+    edges = list(exponents)
+    for name, fig in sorted(totals.items()):
+        requests.add_metric([name], fig.requests)
+        service.add_metric([name], fig.service_ns / 1e9)
+        if fig.busy_ns is not None:
+            busy.add_metric([name], fig.busy_ns / 1e9)
+        buckets = [(floatToGoString(2 ** k / 1e9), sum(fig.hist[:k])) for k in edges]
+        buckets.append(("+Inf", sum(fig.hist)))
+        hist.add_metric([name], buckets, fig.service_ns / 1e9)
+    yield requests
+    yield service
+    if busy.samples:
+        yield busy
+    yield hist
+    window: dict[str, DeviceFigures] = {}
+    for devices in recent:
+        add_devices(window, devices)
+    ratio = GaugeMetricFamily("lockscope_device_busy_ratio", "Share of the recent window "
+                              "(the exporter's --window) the device had at least one request "
+                              "in flight", labels=labels)
+    for name, fig in sorted(window.items()):
+        if fig.busy_ratio is not None:
+            ratio.add_metric([name], fig.busy_ratio)
+    if ratio.samples:
+        yield ratio
