@@ -20,7 +20,7 @@ from prometheus_client.utils import floatToGoString
 
 
 @dataclass(frozen=True)
-class DeviceFigures:
+class DeviceTotals:
     """One device over some intervals; ``busy_ns`` None where it was not measured."""
 
     requests: int = 0
@@ -30,7 +30,7 @@ class DeviceFigures:
     busy_duration_ns: int = 0       # the part of duration_ns whose busy time was measured
     hist: tuple[int, ...] = field(default_factory=tuple)   # log2 ns slots
 
-    def plus(self, o: DeviceFigures) -> DeviceFigures:
+    def plus(self, o: DeviceTotals) -> DeviceTotals:
         size = max(len(self.hist), len(o.hist))
         hist = tuple((self.hist[i] if i < len(self.hist) else 0)
                      + (o.hist[i] if i < len(o.hist) else 0) for i in range(size))
@@ -53,18 +53,18 @@ def device_label(entry: Mapping[str, Any]) -> str:
     return str(entry.get("name") or entry.get("dev") or "?")
 
 
-def interval_devices(iv: Mapping[str, Any], scale: float) -> dict[str, DeviceFigures]:
+def interval_devices(iv: Mapping[str, Any], scale: float) -> dict[str, DeviceTotals]:
     """Each device's figures in one interval, scaled from its observed part to the whole
     (``scale``: the interval's length over its observed time, 1 at duty 100)."""
     duration = int((iv.get("interval") or {}).get("duration_ns", 0) or 0)
-    out: dict[str, DeviceFigures] = {}
+    out: dict[str, DeviceTotals] = {}
     for e in iv.get("block") or []:
         observed = int(e.get("observed_ns") or 0)
         busy = e.get("busy_ns")
         # the busy share of the observed part, over the whole interval
         busy_ns = None if busy is None or not observed else round(
             min(1.0, int(busy) / observed) * duration)
-        fig = DeviceFigures(
+        fig = DeviceTotals(
             requests=round(int(e.get("count", 0)) * scale),
             service_ns=round(int(e.get("total_ns", 0)) * scale), duration_ns=duration,
             busy_ns=busy_ns, busy_duration_ns=duration if busy_ns is not None else 0,
@@ -74,13 +74,13 @@ def interval_devices(iv: Mapping[str, Any], scale: float) -> dict[str, DeviceFig
     return out
 
 
-def add_devices(total: dict[str, DeviceFigures], add: Mapping[str, DeviceFigures]) -> None:
+def add_devices(total: dict[str, DeviceTotals], add: Mapping[str, DeviceTotals]) -> None:
     for name, fig in add.items():
         total[name] = total[name].plus(fig) if name in total else fig
 
 
-def device_metrics(totals: Mapping[str, DeviceFigures],
-                   recent: Iterable[Mapping[str, DeviceFigures]],
+def device_metrics(totals: Mapping[str, DeviceTotals],
+                   recent: Iterable[Mapping[str, DeviceTotals]],
                    exponents: Iterable[int]) -> Iterator[Metric]:
     """The device families: counters over the whole run, the busy ratio over the recent
     window (the exporter's --window), the service-time histogram."""
@@ -112,7 +112,7 @@ def device_metrics(totals: Mapping[str, DeviceFigures],
     if busy.samples:
         yield busy
     yield hist
-    window: dict[str, DeviceFigures] = {}
+    window: dict[str, DeviceTotals] = {}
     for devices in recent:
         add_devices(window, devices)
     ratio = GaugeMetricFamily("lockscope_device_busy_ratio", "Share of the recent window "

@@ -22,7 +22,7 @@ from typing import Any
 from ..analysis.dbfiles import ROLES, PgNames
 from ..analysis.wait_classes import LOSS_KEYS
 from ..analysis.waitclass import UserClassifier, load_user_classifier
-from .device_metrics import DeviceFigures, add_devices
+from .device_metrics import DeviceTotals, add_devices
 from .file_ranking import OTHER, FileRanking
 from .interval_digest import Digest, FileNames, LockBook, digest_interval
 from .pprof_writer import SampleKey
@@ -103,7 +103,7 @@ class ExportSnapshot:
     files: tuple[str, ...] = ()
     mutex_total: Mapping[SampleKey, tuple[int, int]] = field(default_factory=dict)
     block_total: Mapping[SampleKey, tuple[int, int]] = field(default_factory=dict)
-    devices: Mapping[str, DeviceFigures] = field(default_factory=dict)
+    devices: Mapping[str, DeviceTotals] = field(default_factory=dict)
     recent: tuple[Digest, ...] = ()
     lines: tuple[Mapping[str, Any], ...] = ()
 
@@ -225,7 +225,7 @@ class ExportState:
         self._syscalls: dict[str, tuple[int, int]] = {}
         self._mutex: dict[SampleKey, tuple[int, int]] = {}
         self._block: dict[SampleKey, tuple[int, int]] = {}
-        self._devices: dict[str, DeviceFigures] = {}
+        self._devices: dict[str, DeviceTotals] = {}
         self._drops: dict[str, _Monotonic] = {}
         self._pauses: dict[str, _Monotonic] = {}
         self._commits = _Monotonic()

@@ -27,7 +27,7 @@ from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.observed import observed_ns
 from ..analysis.waitclass import CLASSES, UserClassifier, classify, syscall_of
 from ..schema import OffcpuRecord
-from .device_metrics import DeviceFigures, interval_devices
+from .device_metrics import DeviceTotals, interval_devices
 from .pprof_writer import SampleKey
 from .stack_carry import StackMemories
 
@@ -158,7 +158,7 @@ class Digest:
     # dev:ino keys whose path became known in this interval -> the path
     named: dict[str, str] = field(default_factory=dict)
     # block device name -> what it did (device_metrics)
-    devices: dict[str, DeviceFigures] = field(default_factory=dict)
+    devices: dict[str, DeviceTotals] = field(default_factory=dict)
     bpf_ns: int = 0
     user_cpu_ns: int = 0
     cpu_share: float | None = None
