@@ -17,6 +17,7 @@ from ..analysis.attach import analyze_attach
 from ..analysis.stack_shares import stacks_phrase
 from ..schema import CLASS_KEYS, AttachAnalysis, ResultsDoc
 from ..schema import attach_analysis as stored_analysis
+from .device_panel import device_panel
 from .fmt import duration_ns, size_bytes
 from .html import inline_svg
 from .iowq_line import hashed_text
@@ -92,6 +93,7 @@ def attach_model(doc: ResultsDoc, source: str = "") -> dict[str, Any]:
         "oncpu": f"{a.get('oncpu_ns', 0) / 1e9 / window:.2f}" if window else "0",
         "lost": f"{a.get('lost_ns', 0) / 1e9:.1f}", "idle": f"{a.get('idle_ns', 0) / 1e9:.1f}",
         "classes": classes, "files": files, "io_uring_hashed": hashed_text(a),
+        "device": device_panel(a.get("device")),
         "throughput": a.get("throughput") or {}, "intervals": len(a.get("series") or []),
         "falls": fall, "fall_classes": [
             {"name": c["class"], "r": f"{c['r']:.2f}", "lag": c["lag_s"], "n": c["n"],

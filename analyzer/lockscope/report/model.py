@@ -15,8 +15,9 @@ from ..analysis.holders import not_seen_text
 from ..analysis.lock_mode import mode_text
 from ..analysis.recorder_cost import cost_sentence, shed_notes
 from ..analysis.runs import DEFAULT_OPS_UNIT, ops_unit_of
-from ..schema import CLASS_KEYS, ResultsDoc, Run
+from ..schema import CLASS_KEYS, DeviceFigures, ResultsDoc, Run
 from . import fmt
+from .device_panel import device_panel
 from .flame.graphs import group_runs
 from .iowq_line import sweep_hashed_text
 from .notes import feature_rows, missing_notes
@@ -93,6 +94,8 @@ class FsView:
     dio_idle: int = 0                  # files in dio_classes with no I/O at all (not shown)
     point_rows: list[dict[str, str]] = field(default_factory=list)
     server_rows: list[dict[str, str]] = field(default_factory=list)  # database presets
+    # the device under the most threads' block waits (report/device_panel.py)
+    device: list[tuple[str, str]] = field(default_factory=list)
     headline: str = ""
     usl_text: str = ""
     ops_unit: str = DEFAULT_OPS_UNIT   # TPS for a database preset's client
@@ -301,6 +304,7 @@ def fs_view(name: str, analysis: dict[str, Any] | None, runs: list[dict[str, Any
     from .server_rows import server_rows
 
     v.server_rows = server_rows(_dict(a.get("server")))
+    v.device = device_panel(cast(DeviceFigures, a.get("device")))
     return v
 
 

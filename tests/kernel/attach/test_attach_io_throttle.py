@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from lockscope_cli import attach_with_open_window
+from lockscope_cli import LOCKSCOPE, attach_with_open_window
 from record_common import prepare_file, remove_cgroup, start_fio, stop, wait_threads
 
 pytestmark = pytest.mark.kernel
@@ -106,3 +106,11 @@ def test_a_throttled_device_is_not_called_device_bound(loopfs_factory, tmp_path)
     limits = doc["window"]["devices"]
     assert any(lim["cgroup"] == cgroup and lim["value"] == LIMIT_IOPS and lim["dev"] == dev
                for d in limits for lim in d["io_limits"]), limits
+
+    # the report's device panel: the device idle most of the window, the limit beside it
+    res = LOCKSCOPE.run("report", out / "results.json", "-o", tmp_path / "r.md")
+    assert res.returncode == 0, res.stderr
+    md = (tmp_path / "r.md").read_text()
+    panel = md.split("## Device", 1)[1].split("\n## ", 1)[0]
+    assert f"{b['busy_share']:.0%} of the" in panel, panel
+    assert f"write IOPS {LIMIT_IOPS:,}/s ({cgroup}" in panel, panel

@@ -52,7 +52,7 @@ def test_page_loads_without_errors_or_fetches(page):
 def test_plots_and_tables_are_rendered(page):
     facts = page[0].facts
     assert facts["title"].startswith("lockscope:")
-    assert facts["sections"] == ["verdict", "scaling", "time", "latency", "locks", "dio",
+    assert facts["sections"] == ["verdict", "scaling", "time", "latency", "device", "locks", "dio",
                                  "flame", "follow", "host", "reproduce"]
     assert [p["id"] for p in facts["plots"]] == ["plot-scaling", "plot-time-share",
                                                  "plot-latency"]
