@@ -17,34 +17,72 @@ pytestmark = pytest.mark.kernel
 
 # Each round also writes a byte to /dev/null, which never blocks: a system call the
 # syscalls group follows, so that a group costs something whatever else the host runs.
+# A sleep is a long wait only if the thread blocks in it for the threshold: on a loaded
+# host it can be preempted before it blocks and spend its time runnable instead (the
+# sleep's deadline is absolute: it blocks for what is left, or never). So the sleeper
+# also says, from its own CPU clock and its time runnable (/proc/thread-self/schedstat),
+# how many sleeps surely were long waits (blocked, less all runnable time, at the
+# threshold) and how many may have been (off CPU at the threshold: the recorder's
+# measure, from the block to the switch-in, takes in the runnable time after the
+# wakeup). It runs SCHED_FIFO where it may, so that other tasks rarely preempt it: its
+# sleeps then block whole even on a loaded host (the test's point), and the bounds meet.
 SLEEPER = r"""
 import json, os, sys, time
-n, ms = int(sys.argv[1]), float(sys.argv[2])
+n, ms, threshold_ns = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]) * 1000
 null = os.open(os.devnull, os.O_WRONLY)
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+except OSError:
+    pass
+
+def sched():
+    # on CPU from the thread's CPU clock (up to date; schedstat's first field is only
+    # at the last tick or switch), runnable from schedstat (at each switch-in)
+    with open("/proc/thread-self/schedstat") as f:
+        runnable = int(f.read().split()[1])
+    return time.thread_time_ns(), runnable
+
 sys.stdin.readline()
-done = 0
+done = sure = maybe = 0
 for _ in range(n):
     t = time.perf_counter()
     while time.perf_counter() - t < 0.002:
         pass
     os.write(null, b"x")
+    (on0, rq0), t0 = sched(), time.monotonic_ns()
     time.sleep(ms / 1000)
+    t1, (on1, rq1) = time.monotonic_ns(), sched()
+    off = (t1 - t0) - (on1 - on0)
+    if off - (rq1 - rq0) >= threshold_ns:
+        sure += 1
+    elif off >= threshold_ns:
+        maybe += 1
     done += 1
-print(json.dumps({"sleeps": done}), flush=True)
+print(json.dumps({"sleeps": done, "sure": sure, "maybe": maybe}), flush=True)
 """
 
 SLEEPS = 60
 SLEEP_MS = 3.0
 TINY_BUDGET_SLEEPS = 3000
+THRESHOLD_US = 1000
 
 
 def run_sleeper(tmp_path: Path, recorder_args: tuple[str, ...],
                 sleeps: int = SLEEPS) -> tuple[dict, dict]:
+    """(what the sleeper said, its sleeps judged against THRESHOLD_US; the recording)."""
     script = tmp_path / "sleeper.py"
     script.write_text(SLEEPER)
     said, doc, _ = record_gated_program([sys.executable, str(script), str(sleeps),
-                                         str(SLEEP_MS)], tmp_path / "rec.json", recorder_args)
+                                         str(SLEEP_MS), str(THRESHOLD_US)],
+                                        tmp_path / "rec.json", recorder_args)
     return said, doc
+
+
+def assert_every_long_sleep_kept(said: dict, sleeps: int, got: int, unseen: int) -> None:
+    """Every sleep that was a long wait recorded or counted as unseen; and most sleeps
+    were (else the test shows nothing)."""
+    assert said["sleeps"] == sleeps and said["sure"] >= 0.9 * sleeps, said
+    assert said["sure"] <= got + unseen <= said["sure"] + said["maybe"], (got, unseen, said)
 
 
 def long_records(doc: dict, tid: int) -> list[dict]:
@@ -58,7 +96,7 @@ def test_every_long_wait_has_its_stacks_at_a_low_duty(tmp_path, switch):
     each. Every wait is recorded, or counted as one whose switch-in sched_switch never
     reported (docs/long-waits.md, Limits)."""
     said, doc = run_sleeper(tmp_path, ("--duty", "10", "--duty-period-ms", "200",
-                                       "--long-wait-us", str(int(SLEEP_MS * 1000 / 3)),
+                                       "--long-wait-us", str(THRESHOLD_US),
                                        *(["--duty-flag"] if switch == "flag" else [])))
     tids = {r["tid"] for r in doc["offcpu"] if r.get("long")}
     assert len(tids) == 1, tids   # the sleeper is single-threaded
@@ -68,7 +106,7 @@ def test_every_long_wait_has_its_stacks_at_a_low_duty(tmp_path, switch):
     assert sampling["observed_ns"] < 0.5 * doc["interval"]["duration_ns"], sampling
     got = sum(r["count"] for r in longs)
     unseen = doc["drops"]["long_wait_switch_in_unseen"]
-    assert said["sleeps"] == SLEEPS and got + unseen == SLEEPS, (got, unseen, longs)
+    assert_every_long_sleep_kept(said, SLEEPS, got, unseen)
     assert doc["counts"]["long_waits"] == got
     # the system call of a wait switched out in an "off" phase is read at its switch-in
     assert len({r["syscall"] for r in longs}) == 1 and longs[0]["syscall"] is not None, longs
@@ -97,10 +135,6 @@ def test_without_long_waits_the_off_phases_see_nothing(tmp_path):
     assert seen < said["sleeps"], seen
 
 
-# alone: the budget's steps follow what the rest of the machine costs, and beside the
-# unit suite one sleep in 3,000 went neither recorded nor counted in about half of the
-# runs (none when alone): a loss under load that the sampled recorder is to remove
-@pytest.mark.alone
 def test_under_a_tiny_budget_groups_go_before_stacks_and_long_waits_stay(tmp_path):
     """--max-overhead far below any cost: the duty drops to its floor, the optional
     groups are shed before the stacks, then the probes pause; the sleeper's long waits
@@ -109,7 +143,7 @@ def test_under_a_tiny_budget_groups_go_before_stacks_and_long_waits_stay(tmp_pat
     # group, both kinds of stack: up to 8 on a loaded host, where no step comes early),
     # then a pause of 1 s
     said, doc = run_sleeper(tmp_path, ("--max-overhead", "0.0001", "--max-pause-ms", "1000",
-                                       "--long-wait-us", "1000", "--disable",
+                                       "--long-wait-us", str(THRESHOLD_US), "--disable",
                                        "holders,releasers,block,jbd2,ext4_extent"),
                             sleeps=TINY_BUDGET_SLEEPS)
     steps = [(s["kind"], s["what"]) for s in doc["overhead"]["shed"]]
@@ -124,8 +158,7 @@ def test_under_a_tiny_budget_groups_go_before_stacks_and_long_waits_stay(tmp_pat
     longs = long_records(doc, tids.pop())
     got = sum(r["count"] for r in longs)
     unseen = doc["drops"]["long_wait_switch_in_unseen"]
-    assert said["sleeps"] == TINY_BUDGET_SLEEPS, said
-    assert got + unseen == TINY_BUDGET_SLEEPS, (steps, got, unseen)
+    assert_every_long_sleep_kept(said, TINY_BUDGET_SLEEPS, got, unseen)
     assert all(r["kstack"] and r["ustack"] for r in longs), longs
 
 
