@@ -90,13 +90,14 @@ def test_the_recorded_io_wq_hash_decides_the_verdict(tmp_path):
         assert "io_prep_async_work()" in h["cause"]["kernel_source"]
         limit = h["share"] >= REQUEST_SHARE and (h["explained_loss"] or 0) >= EXPLAINS
         assert h["named"] == limit, h
-        # (a verdict of the CPUs' capacity comes before io-wq's)
-        assert named == limit or v["kind"] == "cpu_bound", v
+        # (a verdict of the curve itself, or of the CPUs' capacity, comes before
+        # io-wq's: a 5.10 guest held to half a CPU once scaled from 1 to 2 threads)
+        assert named == limit or v["kind"] in ("scales", "cpu_bound"), v
         if named:
             assert v["reasons"] == ["io_uring_hashed"]
             assert v["path"].endswith(f"/{SCENARIO}.dat")
             assert v["remedies"] and v["remedies"][0] == h["cause"]["remedy"]
-        elif v["kind"] != "cpu_bound":
+        elif v["kind"] not in ("scales", "cpu_bound"):
             # said with its measured share, as not the limit
             line = next(e for e in v["evidence"] if e.startswith("io-wq's hashed queue"))
             assert f"{h['share']:.0%} of request time" in line and "not the limit" in line
