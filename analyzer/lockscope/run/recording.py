@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -20,8 +21,27 @@ from ..binaries import find_binary
 from ..errors import LockscopeError
 from .point_errors import status_text
 
-ATTACH_TIMEOUT_S = 60
+# the seconds the recorder may take to load and attach its probes: seconds on a usual
+# machine; an emulated or much slower one sets LOCKSCOPE_LOAD_TIMEOUT_S (docs/setup.md)
+LOAD_TIMEOUT_S = 60.0
+LOAD_TIMEOUT_VARIABLE = "LOCKSCOPE_LOAD_TIMEOUT_S"
 PR_SET_PDEATHSIG = 1
+
+
+def load_timeout_s() -> float:
+    """LOAD_TIMEOUT_S, or LOCKSCOPE_LOAD_TIMEOUT_S where set; a value that is not a
+    positive number of seconds is a one-line error."""
+    raw = os.environ.get(LOAD_TIMEOUT_VARIABLE)
+    if not raw:
+        return LOAD_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise LockscopeError(f"{LOAD_TIMEOUT_VARIABLE}={raw!r}: expected a positive number "
+                             "of seconds")
+    return value
 
 
 def last_line(stream) -> str:
@@ -143,9 +163,11 @@ class RecorderWindow:
         if not self.proc:
             return
         try:
-            read_ready(self.proc, "lockscope-record", ATTACH_TIMEOUT_S, self._log)
+            read_ready(self.proc, "lockscope-record", load_timeout_s(), self._log)
         except LockscopeError as exc:
             self.error = str(exc)
+            if self.proc.poll() is None:    # still loading: a slow machine may need longer
+                self.error += f" (a slow machine: raise {LOAD_TIMEOUT_VARIABLE})"
             self.exit_status = self.proc.returncode
             self.abort()
 
