@@ -80,10 +80,12 @@ def add_devices(total: dict[str, DeviceTotals], add: Mapping[str, DeviceTotals])
 
 
 def device_metrics(totals: Mapping[str, DeviceTotals],
-                   recent: Iterable[Mapping[str, DeviceTotals]],
+                   recent: Iterable[tuple[Mapping[str, DeviceTotals], int]],
                    exponents: Iterable[int]) -> Iterator[Metric]:
     """The device families: counters over the whole run, the busy ratio over the recent
-    window (the exporter's --window), the service-time histogram."""
+    window (the exporter's --window: each interval's devices and its length where the
+    recorder reported block devices; a device without requests in one was idle in it),
+    the service-time histogram."""
     if not totals:
         return
     labels = ["device"]
@@ -112,14 +114,18 @@ def device_metrics(totals: Mapping[str, DeviceTotals],
     if busy.samples:
         yield busy
     yield hist
-    window: dict[str, DeviceTotals] = {}
-    for devices in recent:
-        add_devices(window, devices)
+    busy_in_window: dict[str, int] = {}
+    span = 0
+    for devices, duration_ns in recent:
+        span += duration_ns
+        for name, fig in devices.items():
+            if fig.busy_ns is not None:
+                busy_in_window[name] = busy_in_window.get(name, 0) + fig.busy_ns
     ratio = GaugeMetricFamily("lockscope_device_busy_ratio", "Share of the recent window "
                               "(the exporter's --window) the device had at least one request "
                               "in flight", labels=labels)
-    for name, fig in sorted(window.items()):
-        if fig.busy_ratio is not None:
-            ratio.add_metric([name], fig.busy_ratio)
+    for name in sorted(busy_in_window):
+        if span:
+            ratio.add_metric([name], min(1.0, busy_in_window[name] / span))
     if ratio.samples:
         yield ratio

@@ -157,8 +157,10 @@ class Digest:
     file_activity: dict[str, float] = field(default_factory=dict)
     # dev:ino keys whose path became known in this interval -> the path
     named: dict[str, str] = field(default_factory=dict)
-    # block device name -> what it did (device_metrics)
+    # block device name -> what it did (device_metrics), and the interval's length if
+    # it reported block devices at all (0: it had no block section)
     devices: dict[str, DeviceTotals] = field(default_factory=dict)
+    block_span_ns: int = 0
     bpf_ns: int = 0
     user_cpu_ns: int = 0
     cpu_share: float | None = None
@@ -241,6 +243,7 @@ def digest_interval(iv: Mapping[str, Any], locks: LockBook, names: FileNames,
     _offcpu(iv, locks, names, idle_tids, user_classifier, weighting, d, memory)
     _dio(iv, names, d)
     d.devices = interval_devices(iv, weighting.scale)
+    d.block_span_ns = d.duration_ns if "block" in iv else 0
     for e in iv.get("syscalls") or []:
         if e.get("name"):
             count, ns, timed = int(e.get("count", 0)), int(e.get("total_ns", 0)), e.get("timed")

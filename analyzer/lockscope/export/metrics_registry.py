@@ -46,7 +46,8 @@ class SnapshotCollector(Collector):
         yield from _lock_metrics(s)
         yield from _stack_metrics(s)
         yield from _file_metrics(s)
-        yield from device_metrics(s.devices, (d.devices for d in s.recent), HIST_EXPONENTS)
+        yield from device_metrics(s.devices, ((d.devices, d.block_span_ns) for d in s.recent),
+                                  HIST_EXPONENTS)
         yield from _recorder_metrics(s)
         yield from _context_metrics(s)
         yield from exporter_metrics(s)

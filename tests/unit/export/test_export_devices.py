@@ -70,3 +70,10 @@ def test_an_interval_observed_in_part_is_scaled_to_all_of_it():
     assert (fig.requests, fig.service_ns) == (40, 16_000_000)
     assert fig.busy_ratio == pytest.approx(0.2)
     assert sum(fig.hist) == 40
+
+
+def test_an_interval_without_requests_on_a_device_counts_as_idle_for_it():
+    state = ExportState()
+    state.add_interval(interval(0, [device("loop0", 100, 40_000_000, 500_000_000)]))
+    state.add_interval(interval(1, []))     # the block group on, no request at all
+    assert samples(state)["lockscope_device_busy_ratio"]["loop0"] == pytest.approx(0.25)
