@@ -11,12 +11,14 @@ fetch-and-add, 5.12+): elsewhere the busy series are absent, never 0.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
-from prometheus_client.utils import floatToGoString
+
+from ..analysis.stats import add_hist
+from .log2_buckets import log2_buckets
 
 
 @dataclass(frozen=True)
@@ -25,27 +27,14 @@ class DeviceTotals:
 
     requests: int = 0
     service_ns: int = 0
-    duration_ns: int = 0            # the intervals' length the figures stand for
     busy_ns: int | None = None
-    busy_duration_ns: int = 0       # the part of duration_ns whose busy time was measured
     hist: tuple[int, ...] = field(default_factory=tuple)   # log2 ns slots
 
     def plus(self, o: DeviceTotals) -> DeviceTotals:
-        size = max(len(self.hist), len(o.hist))
-        hist = tuple((self.hist[i] if i < len(self.hist) else 0)
-                     + (o.hist[i] if i < len(o.hist) else 0) for i in range(size))
         busy = None if self.busy_ns is None and o.busy_ns is None else \
             (self.busy_ns or 0) + (o.busy_ns or 0)
-        return replace(self, requests=self.requests + o.requests,
-                       service_ns=self.service_ns + o.service_ns,
-                       duration_ns=self.duration_ns + o.duration_ns, busy_ns=busy,
-                       busy_duration_ns=self.busy_duration_ns + o.busy_duration_ns, hist=hist)
-
-    @property
-    def busy_ratio(self) -> float | None:
-        if self.busy_ns is None or not self.busy_duration_ns:
-            return None
-        return min(1.0, self.busy_ns / self.busy_duration_ns)
+        return DeviceTotals(self.requests + o.requests, self.service_ns + o.service_ns, busy,
+                            tuple(add_hist(list(self.hist), o.hist)))
 
 
 def device_label(entry: Mapping[str, Any]) -> str:
@@ -64,13 +53,10 @@ def interval_devices(iv: Mapping[str, Any], scale: float) -> dict[str, DeviceTot
         # the busy share of the observed part, over the whole interval
         busy_ns = None if busy is None or not observed else round(
             min(1.0, int(busy) / observed) * duration)
-        fig = DeviceTotals(
+        add_devices(out, {device_label(e): DeviceTotals(
             requests=round(int(e.get("count", 0)) * scale),
-            service_ns=round(int(e.get("total_ns", 0)) * scale), duration_ns=duration,
-            busy_ns=busy_ns, busy_duration_ns=duration if busy_ns is not None else 0,
-            hist=tuple(round(int(n) * scale) for n in e.get("hist_log2_ns") or []))
-        name = device_label(e)
-        out[name] = out[name].plus(fig) if name in out else fig
+            service_ns=round(int(e.get("total_ns", 0)) * scale), busy_ns=busy_ns,
+            hist=tuple(round(int(n) * scale) for n in e.get("hist_log2_ns") or []))})
     return out
 
 
@@ -80,8 +66,7 @@ def add_devices(total: dict[str, DeviceTotals], add: Mapping[str, DeviceTotals])
 
 
 def device_metrics(totals: Mapping[str, DeviceTotals],
-                   recent: Iterable[tuple[Mapping[str, DeviceTotals], int]],
-                   exponents: Iterable[int]) -> Iterator[Metric]:
+                   recent: Iterable[tuple[Mapping[str, DeviceTotals], int]]) -> Iterator[Metric]:
     """The device families: counters over the whole run, the busy ratio over the recent
     window (the exporter's --window: each interval's devices and its length where the
     recorder reported block devices; a device without requests in one was idle in it),
@@ -100,15 +85,12 @@ def device_metrics(totals: Mapping[str, DeviceTotals],
     hist = HistogramMetricFamily("lockscope_device_service_duration_seconds",
                                  "Block request service times, issue to completion",
                                  labels=labels, unit="seconds")
-    edges = list(exponents)
     for name, fig in sorted(totals.items()):
         requests.add_metric([name], fig.requests)
         service.add_metric([name], fig.service_ns / 1e9)
         if fig.busy_ns is not None:
             busy.add_metric([name], fig.busy_ns / 1e9)
-        buckets = [(floatToGoString(2 ** k / 1e9), sum(fig.hist[:k])) for k in edges]
-        buckets.append(("+Inf", sum(fig.hist)))
-        hist.add_metric([name], buckets, fig.service_ns / 1e9)
+        hist.add_metric([name], log2_buckets(fig.hist), fig.service_ns / 1e9)
     yield requests
     yield service
     if busy.samples:

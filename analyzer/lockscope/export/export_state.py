@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..analysis.dbfiles import ROLES, PgNames
+from ..analysis.stats import add_hist
 from ..analysis.wait_classes import LOSS_KEYS
 from ..analysis.waitclass import UserClassifier, load_user_classifier
 from .device_metrics import DeviceTotals, add_devices
@@ -256,11 +257,7 @@ class ExportState:
         for (file, lock, mode), (c, n) in d.lock_waits.items():
             _add_pair(self._lock_waits, (label(file), lock, mode), c, n)
         for hkey, slots in d.lock_hist.items():
-            old = self._lock_hist.get(hkey, ())
-            size = max(len(old), len(slots))
-            self._lock_hist[hkey] = tuple((old[i] if i < len(old) else 0)
-                                         + (slots[i] if i < len(slots) else 0)
-                                         for i in range(size))
+            self._lock_hist[hkey] = tuple(add_hist(list(self._lock_hist.get(hkey, ())), slots))
         for (_file, lock, mode), (_c, n) in d.lock_waits.items():
             self._lock_hist_sum[(lock, mode)] = self._lock_hist_sum.get((lock, mode), 0) + n
         for file, row in d.dio.items():

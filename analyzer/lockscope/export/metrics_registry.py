@@ -16,18 +16,15 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector, CollectorRegistry
-from prometheus_client.utils import floatToGoString
 
 from ..analysis.lockkinds import INODE_LOCK_KINDS
 from ..analysis.wait_classes import ONCPU, RECORD_CLASSES, REQUEST_CLASSES, kind_of
 from .device_metrics import device_metrics
 from .export_state import ExportSnapshot
 from .exporter_metrics import exporter_metrics
+from .log2_buckets import log2_buckets
 from .stack_coverage import REASONS, stack_coverage
 
-# histogram buckets: every other power of two from ~1 us to ~17 s (recorder slots are
-# [2^i, 2^(i+1)) ns, so these edges are exact)
-HIST_EXPONENTS = tuple(range(10, 36, 2))
 FILE_LABELS = ["file", "role", "object"]
 
 
@@ -46,8 +43,7 @@ class SnapshotCollector(Collector):
         yield from _lock_metrics(s)
         yield from _stack_metrics(s)
         yield from _file_metrics(s)
-        yield from device_metrics(s.devices, ((d.devices, d.block_span_ns) for d in s.recent),
-                                  HIST_EXPONENTS)
+        yield from device_metrics(s.devices, ((d.devices, d.block_span_ns) for d in s.recent))
         yield from _recorder_metrics(s)
         yield from _context_metrics(s)
         yield from exporter_metrics(s)
@@ -118,11 +114,8 @@ def _lock_metrics(s: ExportSnapshot) -> Iterator[Metric]:
                                  "Kernel lock wait durations by lock and mode",
                                  labels=["lock", "mode"], unit="seconds")
     for (lock, mode), slots in sorted(s.lock_hist.items()):
-        buckets = []
-        for k in HIST_EXPONENTS:
-            buckets.append((floatToGoString(2 ** k / 1e9), sum(slots[:k])))
-        buckets.append(("+Inf", sum(slots)))
-        hist.add_metric([lock, mode], buckets, s.lock_hist_sum.get((lock, mode), 0) / 1e9)
+        hist.add_metric([lock, mode], log2_buckets(slots),
+                        s.lock_hist_sum.get((lock, mode), 0) / 1e9)
     yield hist
 
 
