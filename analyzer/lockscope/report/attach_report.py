@@ -21,15 +21,11 @@ from .device_panel import device_panel
 from .fmt import duration_ns, size_bytes
 from .html import inline_svg
 from .iowq_line import hashed_text
+from .model import VERDICTS
 from .outputs import MARKER
 
-# Every verdict kind's colour (tests/unit/report/test_verdict_tables.py).
-VERDICT_CLASS = {"idle": "good", "scales": "good", "inconclusive": "unknown",
-                 "cpu_bound": "warn", "device_bound": "warn", "durability_bound": "warn",
-                 "journal_bound": "warn", "io_held_before_device": "bad",
-                 "inode_lock_contention": "bad", "other_lock_contention": "bad",
-                 "user_lock_contention": "bad", "memory_pressure": "bad",
-                 "io_uring_serialized": "bad"}
+# Every verdict kind's colour: the sweep report's (tests/unit/report/test_verdict_tables.py).
+VERDICT_CLASS = {kind: colour for kind, (_label, colour) in VERDICTS.items()}
 
 
 def attach_analysis(doc: ResultsDoc) -> AttachAnalysis:

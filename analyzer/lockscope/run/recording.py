@@ -139,6 +139,8 @@ class RecorderWindow:
     def __init__(self, target: list[str], scratch: Path,
                  recorder_args: list[str] | None = None, *, prefix: str = "",
                  die_with_parent: bool = False, pass_fds: tuple[int, ...] = ()) -> None:
+        # read before the recorder starts: a bad value is the caller's error, at once
+        self.load_timeout_s = load_timeout_s()
         self.out = scratch / f"{prefix}trace.json"
         self.log_path = scratch / f"{prefix}record.log"
         self.error: str | None = None
@@ -163,7 +165,7 @@ class RecorderWindow:
         if not self.proc:
             return
         try:
-            read_ready(self.proc, "lockscope-record", load_timeout_s(), self._log)
+            read_ready(self.proc, "lockscope-record", self.load_timeout_s, self._log)
         except LockscopeError as exc:
             self.error = str(exc)
             if self.proc.poll() is None:    # still loading: a slow machine may need longer
