@@ -20,3 +20,12 @@ def test_a_value_that_is_not_seconds_is_one_line(monkeypatch, raw):
     monkeypatch.setenv(LOAD_TIMEOUT_VARIABLE, raw)
     with pytest.raises(LockscopeError, match=f"{LOAD_TIMEOUT_VARIABLE}=.*positive number"):
         load_timeout_s()
+
+
+def test_a_bad_value_stops_a_window_before_its_recorder_starts(monkeypatch, tmp_path):
+    from lockscope.run.recording import RecorderWindow
+
+    monkeypatch.setenv(LOAD_TIMEOUT_VARIABLE, "soon")
+    with pytest.raises(LockscopeError, match=LOAD_TIMEOUT_VARIABLE):
+        RecorderWindow(["--pid", "1"], tmp_path)
+    assert not list(tmp_path.iterdir())     # no log opened, no recorder started
