@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..run.scenarios import DEFAULT, SCENARIOS
+from ..run.scenarios import SCENARIOS
+from ..sweep_choices import DEFAULT_SCENARIO
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do.
 EXAMPLES = [
@@ -25,7 +26,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps([{"name": s.name, "description": s.description, "job": s.job,
                            "expect": s.expect, "reference": s.reference,
-                           "default": s.name == DEFAULT} for s in SCENARIOS], indent=2))
+                           "default": s.name == DEFAULT_SCENARIO} for s in SCENARIOS], indent=2))
         return 0
     from rich.table import Table
 
@@ -36,7 +37,7 @@ def run(args) -> int:
         table.add_column(col, overflow="fold")
     for s in SCENARIOS:
         opts = " ".join(f"--{k}={v}" for k, v in s.job.items())
-        table.add_row(s.name + (" (default)" if s.name == DEFAULT else ""),
+        table.add_row(s.name + (" (default)" if s.name == DEFAULT_SCENARIO else ""),
                       s.description, s.expect, opts)
     stdout_console().print(table)
     return 0

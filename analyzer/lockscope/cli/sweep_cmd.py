@@ -30,13 +30,19 @@ from ..run.point import clean_workdir
 from ..run.point_errors import PointFailed, os_error_text
 from ..run.point_faults import PointFaults, os_errors_fail_the_point
 from ..run.progress import SweepProgress
-from ..run.scenarios import DEFAULT
 from ..run.session import Session
-from ..run.verify_options import add_verify_arguments, check_verify
-from ..run.workload.options import add_command_arguments
-from ..run.workload.preset_sweep import add_preset_arguments
+from ..run.verify_options import check_verify
 from ..run.workload.sweep_workload import PointContext, SweepWorkload, workload_of
 from ..sizes import parse_size
+from ..sweep_choices import (
+    DEFAULT_BLOCK,
+    DEFAULT_DB_SCALE,
+    DEFAULT_SCENARIO,
+    DEFAULT_SPAN,
+    PRESET_DESCRIPTIONS,
+    SUPPORTED_FS,
+    THROUGHPUT_TOOLS,
+)
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do.
 EXAMPLES = [
@@ -60,8 +66,6 @@ EXAMPLES = [
      "your remedied command, checked"),
 ]
 
-# ext2/ext3 are for the journal's share beside ext4 (loop images or --target)
-SUPPORTED_FS = ("ext4", "xfs", "ext2", "ext3")
 DEFAULT_RUNTIME_S = 8
 DEFAULT_IMAGE = "4g"
 
@@ -101,10 +105,11 @@ def add_parser(sub) -> None:
                    help="thread counts, comma-separated (default: 1,2,4,8)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--scenario", default=None,
-                     help=f"built-in scenario (default: {DEFAULT}; see lockscope scenarios)")
+                     help=f"built-in scenario (default: {DEFAULT_SCENARIO}; see lockscope "
+                     "scenarios)")
     src.add_argument("--job", metavar="FILE.fio", help="a fio job file instead of a scenario")
-    add_command_arguments(p, src)
-    add_preset_arguments(p, src)
+    _add_command_arguments(p, src)
+    _add_preset_arguments(p, src)
     p.add_argument("--runtime", type=float, default=DEFAULT_RUNTIME_S, metavar="S",
                    help=f"seconds of timed phase per point (default: {DEFAULT_RUNTIME_S})")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
@@ -131,12 +136,70 @@ def add_parser(sub) -> None:
     p.add_argument("--no-trace", action="store_true",
                    help="run the workload only, without the recorder")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
-    add_verify_arguments(p)
+    _add_verify_arguments(p)
     p.add_argument("--max-overhead", type=float, default=0, metavar="PCT",
                    help="the recorder's BPF CPU budget in percent of the CPUs: above it, it "
                    "sheds stacks, then probe groups (default 0: never; a sweep's points are "
                    "measurements and the analysis needs every probe)")
     p.set_defaults(func=run)
+
+
+def _add_command_arguments(p: argparse.ArgumentParser, source_group) -> None:
+    """The external-command options (``--command`` joins the group that also holds
+    --scenario and --job: one workload source); run.workload.options checks them."""
+    source_group.add_argument(
+        "--command", metavar="TEMPLATE", dest="command_template",
+        help="run this shell command at each point instead of the built-in engine, in a "
+        "fresh directory on the filesystem under test; fields: {threads}, {runtime} "
+        "(whole seconds), {dir}; with --per-thread also {thread}, {part_blocks}, "
+        "{part_offset} (--block-size units), {part_bytes}, {part_offset_bytes}")
+    g = p.add_argument_group("external command (with --command)")
+    g.add_argument("--prepare", metavar="TEMPLATE",
+                   help="run this first at each point, untraced, in the same directory "
+                   "(same fields as --command, except the per-thread ones)")
+    g.add_argument("--throughput", choices=THROUGHPUT_TOOLS,
+                   help="read throughput from the tool's report (fio: JSON on stdout, "
+                   "sysbench and pgbench: text on stdout, dd: stderr); default: write "
+                   "system calls per second counted by the trace")
+    g.add_argument("--per-thread", action="store_true",
+                   help="start the command once per thread (one process per writer)")
+    g.add_argument("--span", metavar="SIZE",
+                   help=f"the region --per-thread writers split (default: {DEFAULT_SPAN})")
+    g.add_argument("--block-size", metavar="SIZE",
+                   help=f"the unit of {{part_blocks}} and {{part_offset}} "
+                   f"(default: {DEFAULT_BLOCK})")
+    g.add_argument("--trace-comm", metavar="NAME",
+                   help="trace the threads named NAME (a server the command talks to) "
+                   "instead of the command's own processes")
+
+
+def _add_preset_arguments(p: argparse.ArgumentParser, source_group) -> None:
+    """--preset and --db-scale; run.workload.preset_sweep checks them."""
+    names = sorted(PRESET_DESCRIPTIONS)
+    source_group.add_argument(
+        "--preset", choices=names,
+        help="a database under its own benchmark client on each filesystem: "
+        + "; ".join(f"{name}: {PRESET_DESCRIPTIONS[name]}" for name in names))
+    p.add_argument("--db-scale", type=int, default=None, metavar="N",
+                   help="with --preset, the size of the prepared data: pgbench's scale "
+                   "factor, or N×100,000 sysbench rows (default: "
+                   f"{DEFAULT_DB_SCALE})")
+
+
+def _add_verify_arguments(p: argparse.ArgumentParser) -> None:
+    """--verify and --remedy-command; run.verify_options checks them."""
+    g = p.add_argument_group("verifying the diagnosis (--verify)")
+    g.add_argument("--verify", action="store_true",
+                   help="after the verdict, run the sweep again with each remedy that can be "
+                   "applied to the workload mechanically (written layout, a file per thread, "
+                   "aligned writes, batched fdatasync, O_DIRECT), at the lowest and highest "
+                   "thread counts, and report before and after: verified, partly or not "
+                   "verified (results.json verify; the reruns in OUT/verify/). --command: "
+                   "give --remedy-command; --preset: no rule proposes a setting, nothing "
+                   "reruns")
+    g.add_argument("--remedy-command", metavar="TEMPLATE",
+                   help="with --command and --verify: the remedied command, in the same "
+                   "template language as --command (same fields and companions)")
 
 
 def _time_limit(args) -> float | None:

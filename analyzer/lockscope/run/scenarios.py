@@ -29,6 +29,7 @@ class Scenario:
 _BASE = {"rw": "randwrite", "bs": "4k", "direct": "1", "ioengine": "psync", "iodepth": "1",
          "size": "1g", "randrepeat": "0"}
 
+# the default is named by sweep_choices.DEFAULT_SCENARIO (sweep --help shows it)
 SCENARIOS = [
     Scenario("shared-sparse-randwrite",
              "4 KiB random O_DIRECT writes into one shared sparse file (holes), iodepth 1",
@@ -78,9 +79,6 @@ SCENARIOS = [
              "on 2.6-era kernels ext4 fell from 87 to 74 MiB/s at 4 threads",
              "experiment 4 (sysbench fileio rndwr 16K, 1 file, O_DIRECT, sync)"),
 ]
-
-DEFAULT = "shared-sparse-randwrite"
-
 
 def get_scenario(name: str) -> Scenario:
     for s in SCENARIOS:

@@ -10,8 +10,12 @@ import tomllib
 from pathlib import Path
 
 import lockscope
+from lockscope import sweep_choices
 from lockscope.binaries import find_binary
 from lockscope.cli import attach_cmd
+from lockscope.run.dbserver.presets import PRESETS
+from lockscope.run.scenarios import SCENARIOS
+from lockscope.run.workload.parsers import PARSERS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -43,3 +47,11 @@ def test_attach_budget_default_is_the_recorders():
     help_text = res.stdout[res.stdout.index(line):].split("\n  --", 1)[0]
     recorder_default = float(re.search(r"\(default ([\d.]+)", help_text).group(1))
     assert attach_cmd.DEFAULT_MAX_OVERHEAD == recorder_default
+
+
+def test_the_sweeps_choices_are_what_it_runs():
+    """sweep_choices names for the parser, without importing them, what run/ has: the
+    throughput parsers, the presets and the default scenario."""
+    assert sweep_choices.THROUGHPUT_TOOLS == tuple(sorted(PARSERS))
+    assert set(sweep_choices.PRESET_DESCRIPTIONS) == set(PRESETS)
+    assert sweep_choices.DEFAULT_SCENARIO in {s.name for s in SCENARIOS}

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...sweep_choices import PRESET_DESCRIPTIONS
 from .common import Server, run_checked
 from .mariadb import MariaDB, sysbench_argv
 from .mariadb import missing as mariadb_missing
@@ -25,7 +26,6 @@ from .postgres import missing as postgres_missing
 
 SYSBENCH_TABLES = 4
 SYSBENCH_ROWS_PER_SCALE = 25_000
-DEFAULT_SCALE = 10
 PREPARE_TIMEOUT_S = 1800
 
 
@@ -102,14 +102,13 @@ def _pgbench_run(server: Server, scale: int) -> list[str]:
 
 
 PRESETS = {p.name: p for p in (
-    Preset("mariadb-oltp", "MariaDB under sysbench oltp_write_only (InnoDB, O_DIRECT, "
-           "binary log, durable commits), one client connection per thread",
+    Preset("mariadb-oltp", PRESET_DESCRIPTIONS["mariadb-oltp"],
            MariaDB, ("--log-bin=binlog", "--server-id=1", "--sync-binlog=1",
                      "--innodb-log-file-size=64M"),
            "sysbench", "sysbench", lambda: mariadb_missing() or _tool("sysbench", "sysbench"),
            _sysbench_prepare, _sysbench_run),
-    Preset("postgres-pgbench", "PostgreSQL under pgbench's TPC-B-like transactions, one "
-           "client connection per thread", Postgres, (), "pgbench", "pgbench",
+    Preset("postgres-pgbench", PRESET_DESCRIPTIONS["postgres-pgbench"],
+           Postgres, (), "pgbench", "pgbench",
            lambda: postgres_missing() or _pgbench_missing(), _pgbench_prepare,
            _pgbench_run),
 )}

@@ -1,52 +1,18 @@
-"""``sweep --command`` and its companions: the options, and their check before anything
-is made."""
+"""``sweep --command`` and its companions: their check before anything is made (the
+options themselves: cli.sweep_cmd)."""
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import shutil
 
 from ...errors import UsageError
 from ...sizes import parse_size
+from ...sweep_choices import DEFAULT_BLOCK, DEFAULT_SPAN
 from ..target import COMM_MAX
 from .command_point import CommandSpec
 from .gate import exec_form
-from .parsers import PARSERS
 from .template import Split, check_template
-
-DEFAULT_SPAN = "1g"
-DEFAULT_BLOCK = "64k"
-
-
-def add_command_arguments(p: argparse.ArgumentParser, source_group) -> None:
-    """The external-command options of ``lockscope sweep`` (``--command`` joins the
-    group that also holds --scenario and --job: one workload source)."""
-    source_group.add_argument(
-        "--command", metavar="TEMPLATE", dest="command_template",
-        help="run this shell command at each point instead of the built-in engine, in a "
-        "fresh directory on the filesystem under test; fields: {threads}, {runtime} "
-        "(whole seconds), {dir}; with --per-thread also {thread}, {part_blocks}, "
-        "{part_offset} (--block-size units), {part_bytes}, {part_offset_bytes}")
-    g = p.add_argument_group("external command (with --command)")
-    g.add_argument("--prepare", metavar="TEMPLATE",
-                   help="run this first at each point, untraced, in the same directory "
-                   "(same fields as --command, except the per-thread ones)")
-    g.add_argument("--throughput", choices=sorted(PARSERS),
-                   help="read throughput from the tool's report (fio: JSON on stdout, "
-                   "sysbench and pgbench: text on stdout, dd: stderr); default: write "
-                   "system calls per second counted by the trace")
-    g.add_argument("--per-thread", action="store_true",
-                   help="start the command once per thread (one process per writer)")
-    g.add_argument("--span", metavar="SIZE",
-                   help=f"the region --per-thread writers split (default: {DEFAULT_SPAN})")
-    g.add_argument("--block-size", metavar="SIZE",
-                   help=f"the unit of {{part_blocks}} and {{part_offset}} "
-                   f"(default: {DEFAULT_BLOCK})")
-    g.add_argument("--trace-comm", metavar="NAME",
-                   help="trace the threads named NAME (a server the command talks to) "
-                   "instead of the command's own processes")
-
 
 COMPANIONS = ("prepare", "throughput", "per_thread", "span", "block_size", "trace_comm")
 

@@ -12,7 +12,6 @@ and after a kill through the process ledger (procledger).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -22,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import LockscopeError, UsageError
+from ...sweep_choices import DEFAULT_DB_SCALE
 from .. import procledger
 from ..dbserver.common import Server
-from ..dbserver.presets import DEFAULT_SCALE, PRESETS, Preset
+from ..dbserver.presets import PRESETS, Preset
 from .command_point import CommandSpec
 
 # Bytes a preset needs on each filesystem per unit of --db-scale (data, indexes, and
@@ -32,17 +32,6 @@ from .command_point import CommandSpec
 SPACE_PER_SCALE = 64 << 20
 SPACE_LOGS = 1 << 30
 COMMAND_OPTIONS = ("prepare", "throughput", "per_thread", "trace_comm")
-
-
-def add_preset_arguments(p: argparse.ArgumentParser, source_group) -> None:
-    source_group.add_argument(
-        "--preset", choices=sorted(PRESETS),
-        help="a database under its own benchmark client on each filesystem: "
-        + "; ".join(f"{name}: {PRESETS[name].description}" for name in sorted(PRESETS)))
-    p.add_argument("--db-scale", type=int, default=None, metavar="N",
-                   help="with --preset, the size of the prepared data: pgbench's scale "
-                   "factor, or N×100,000 sysbench rows (default: "
-                   f"{DEFAULT_SCALE})")
 
 
 def preset_of(args) -> Preset | None:
@@ -58,7 +47,7 @@ def preset_of(args) -> Preset | None:
             raise UsageError(f"--{opt.replace('_', '-')} cannot be used with --preset "
                              "(the preset sets its client, parser and traced processes)")
     if args.db_scale is None:
-        args.db_scale = DEFAULT_SCALE
+        args.db_scale = DEFAULT_DB_SCALE
     if args.db_scale < 1:
         raise UsageError("--db-scale must be >= 1")
     preset = PRESETS[name]

@@ -22,12 +22,13 @@ from typing import Any
 
 from ...errors import UsageError
 from ...sizes import parse_size
+from ...sweep_choices import DEFAULT_SCENARIO
 from ..dbserver.presets import Preset
 from ..fs_health import FsHealth
 from ..pids import pid_running
 from ..point import PointResult, engine_argv, run_point
 from ..point_errors import PointFailed
-from ..scenarios import DEFAULT, Scenario, get_scenario, scenario_from_job_file
+from ..scenarios import Scenario, get_scenario, scenario_from_job_file
 from .command_point import CommandSpec, run_command_point
 from .options import command_spec
 from .points import cleanup_stale_cgroups, command_space_needed, command_workload
@@ -188,4 +189,4 @@ def workload_of(args) -> SweepWorkload:
     if spec:
         return CommandWorkload(spec)
     return EngineWorkload(scenario_from_job_file(args.job) if args.job
-                          else get_scenario(args.scenario or DEFAULT))
+                          else get_scenario(args.scenario or DEFAULT_SCENARIO))
