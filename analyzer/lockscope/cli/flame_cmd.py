@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
-from pathlib import Path
 
 from ..errors import LockscopeError, UsageError
 
@@ -53,6 +50,11 @@ def _parse_diff(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Draw the graph; exit 1 with the install hint when inferno is missing."""
+    # imported here: every start of lockscope imports this module for its parser
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     from ..report.flame.graphs import collect, draw, group_runs, safe_name, verb
     from ..report.flame.inferno import INSTALL, find_inferno
     from ..report.fmt import duration_ns, size_bytes

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from ..errors import UsageError
 
@@ -64,6 +63,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here: every start of lockscope imports this module for its parser
+    from pathlib import Path
+
     from ..analysis.inode_findings import followed_findings, inode_lock_findings
     from ..report.follow_script import follow_script, one_liner
     from ..report.follow_targets import finding_line, target_of, target_of_file

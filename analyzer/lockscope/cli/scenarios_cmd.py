@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..run.scenarios import SCENARIOS
 from ..sweep_choices import DEFAULT_SCENARIO
 
 # Shown at the end of --help (command, what it does), as libbpf-tools do.
@@ -21,7 +20,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    # imported here: every start of lockscope imports this module for its parser
     import json
+
+    from ..run.scenarios import SCENARIOS
 
     if args.json:
         print(json.dumps([{"name": s.name, "description": s.description, "job": s.job,

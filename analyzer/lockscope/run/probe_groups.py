@@ -18,7 +18,6 @@ from ..errors import LockscopeError
 # required lines and the matrix's core_groups check. (The budget's own set, the groups it
 # never sheds alone, is the recorder's: kept_by_budget in --list-features.)
 CORE_GROUPS = ("lock", "dio", "sched", "syscalls", "block")
-DEFAULT_TIMEOUT_S = 600.0
 QUIET_S = 3.0       # a listing done this quickly prints no progress
 PROGRESS_S = 15.0   # then a line every this many seconds
 
@@ -27,7 +26,7 @@ class ListingFailed(Exception):
     """The listing did not give groups; str() is the reason, one line."""
 
 
-def list_groups(timeout: float = DEFAULT_TIMEOUT_S, progress=sys.stderr) -> list[dict]:
+def list_groups(timeout: float, progress=sys.stderr) -> list[dict]:
     """The groups of ``--list-features``; raises ListingFailed with the reason."""
     try:
         exe = find_binary("lockscope-record")

@@ -13,7 +13,7 @@ from lockscope.analysis.lockkinds import INODE_LOCK_KINDS
 from lockscope.analysis.series import interval_throughput
 from lockscope.binaries import find_binary, recorder_facts, recorder_syscalls
 from lockscope.cli.attach_cmd import MAX_DURATION_S
-from lockscope.cli.doctor_cmd import ATTACH_KINDS
+from lockscope.cli.doctor_checks import ATTACH_KINDS
 from lockscope.cli.long_wait_option import MAX_LONG_WAIT_MS
 
 from patience import patience

@@ -74,7 +74,7 @@ def test_doctor_json_matches_this_kernel():
 
 
 def test_needed_tracepoints_come_from_the_groups():
-    from lockscope.cli.doctor_cmd import needed_tracepoints
+    from lockscope.cli.doctor_checks import needed_tracepoints
 
     groups = [
         {"name": "lock", "needs": ["lock:contention_begin", "lock:contention_end"],
@@ -123,7 +123,7 @@ def test_a_slow_listing_shows_progress(monkeypatch):
 def test_a_kernel_without_btf_gets_one_clear_line(monkeypatch):
     """No vmlinux BTF: one line says so; no probe group is tried (each would fail for that
     one reason), and doctor is not ok."""
-    from lockscope.cli import doctor_cmd as doctor
+    from lockscope.cli import doctor_checks as doctor
 
     monkeypatch.setattr(doctor, "VMLINUX_BTF", "/nonexistent/btf/vmlinux")
     checks = doctor.run_checks(60)

@@ -194,7 +194,7 @@ def test_truncated_results_file_is_a_clear_error(tmp_path):
 
 
 def test_later_points_skip_the_attach_kinds_the_first_found_unusable():
-    from lockscope.cli.sweep_cmd import KindsSeen
+    from lockscope.cli.sweep_run import KindsSeen
 
     def feats(extra_reason: str, extra_attach=None) -> dict:
         return {"features": [
@@ -220,7 +220,7 @@ def test_later_points_skip_the_attach_kinds_the_first_found_unusable():
 def test_a_group_another_filesystem_did_not_need_keeps_its_kinds_until_learned():
     """An XFS point first: ext4's extra was not needed there (--fs), so its kinds stay
     offered until an ext4 point has tried them."""
-    from lockscope.cli.sweep_cmd import KindsSeen
+    from lockscope.cli.sweep_run import KindsSeen
 
     extra = {"name": "ext4_write_entry", "extra": True, "kinds": ["fentry", "kprobe"]}
     lock = {"name": "lock", "enabled": True, "attach": "tp_btf", "reason": None}
@@ -234,7 +234,7 @@ def test_a_group_another_filesystem_did_not_need_keeps_its_kinds_until_learned()
 
 
 def test_each_point_names_its_filesystem_to_the_recorder():
-    from lockscope.cli.sweep_cmd import point_fs_args
+    from lockscope.cli.sweep_run import point_fs_args
 
     doc = {"host": {"filesystems": {"xfs": {"fstype": "xfs"}, "ext4-1": {"fstype": "ext4"},
                                     "odd": {}}}}
