@@ -3,6 +3,7 @@
  *
  * A file per BPF object in the cache directory, "probes-<object hash>": a key
  * line (boot id, the object's hash, the loaded modules' names and sizes,
+ * this recorder's executable (inode, size, modification time),
  * the effective capabilities), then one line per answer, "group kind errno
  * reason". A file whose key differs is ignored and replaced: another boot,
  * a module loaded or unloaded (a module's tracepoints and types come and go
@@ -99,6 +100,7 @@ void probe_cache_open(const void *object, size_t size)
 	const char *dir = getenv("LOCKSCOPE_PROBE_CACHE_DIR");
 	char boot[64], caps[32], line[512];
 	uint64_t obj = fnv(0xcbf29ce484222325ULL, object, size);
+	struct stat exe = { 0 };
 	FILE *f;
 
 	memset(&cache, 0, sizeof(cache));
@@ -112,8 +114,14 @@ void probe_cache_open(const void *object, size_t size)
 		return;
 	cache.on = true;
 	snprintf(cache.path, sizeof(cache.path), "%s/probes-%016llx", dir, (unsigned long long)obj);
-	snprintf(cache.key, sizeof(cache.key), "lockscope-probe-cache 1 %s %016llx %016llx %s", boot,
-		 (unsigned long long)obj, (unsigned long long)modules_hash(), caps);
+	/* the loader too: how it sets the object up before load (which maps it
+	 * creates, say) changes the answers as much as the object does */
+	stat("/proc/self/exe", &exe);
+	snprintf(cache.key, sizeof(cache.key),
+		 "lockscope-probe-cache 1 %s %016llx %016llx %s %llx-%llx-%llx", boot,
+		 (unsigned long long)obj, (unsigned long long)modules_hash(), caps,
+		 (unsigned long long)exe.st_ino, (unsigned long long)exe.st_size,
+		 (unsigned long long)exe.st_mtime);
 	f = fopen(cache.path, "r");
 	if (!f)
 		return;
