@@ -228,7 +228,9 @@ def test_device_metrics_add_up_to_the_recording(recorded):
     """The block device under the writers: its requests, service times and histogram as
     the recording's block[] counts them, and its busy time bounded by the service times
     (a busy device has at least one request in flight: Little's law's mean depth is at
-    least its busy share)."""
+    least its busy share), but for the busy period still open at the window's end: its
+    requests' service is not counted, as they have not completed (docs/recorder-json.md,
+    block); that period is taken as at most twice the slowest completed request."""
     _, doc, lines, state = recorded
     s = samples_of(exposition(state))
     by_dev = {e.get("name") or e["dev"]: e for e in doc["block"]}
@@ -245,7 +247,9 @@ def test_device_metrics_add_up_to_the_recording(recorded):
     measured = {n for n, e in by_dev.items() if e.get("busy_ns") is not None}
     assert set(busy) == measured   # absent where not measured, never 0
     for name in measured:
-        assert 0 < busy[name] <= service[name] * (1 + 1e-6), (name, busy, service)
+        open_at_end = 2 * by_dev[name]["max_ns"] / 1e9
+        assert 0 < busy[name] <= service[name] * (1 + 1e-6) + open_at_end, \
+            (name, busy, service, open_at_end)
         ratio = next(x.value for x in s["lockscope_device_busy_ratio"]
                      if x.labels["device"] == name)
         window = sum(iv["interval"]["duration_ns"] for iv in lines) / 1e9
