@@ -27,8 +27,9 @@ from .rules_iouring import HASHED
 from .thresholds import EXPLAINS
 
 # of request time at the top thread count behind the hash, and EXPLAINS of the lost
-# efficiency: io-wq's hash is the limit
-REQUEST_SHARE = 0.35
+# efficiency: io-wq's hash is the limit. The hash holds request time as a wait class
+# holds thread time, so the share that explains is the same.
+REQUEST_SHARE = EXPLAINS
 
 
 def request_ns(run: Run) -> float | None:
