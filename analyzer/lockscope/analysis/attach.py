@@ -21,6 +21,7 @@ from ..schema import (
     SeriesRow,
     SweptFile,
     Trace,
+    VerdictKind,
     WaitClassEntry,
     WriteClasses,
     class_counts_of,
@@ -39,6 +40,7 @@ from .rules import FileFacts, judge, kernel_rules
 from .runs import INODE_LOCK_KINDS
 from .series import build_series, falls, fsync_by_file, thread_classes, throughput_signal
 from .stack_shares import stack_shares
+from .wait_classes import WAIT_CLASSES
 from .waitclass import (
     CLASSES,
     LOSS_CLASSES,
@@ -50,8 +52,9 @@ from .waitclass import (
 
 # (method, detail) -> ns, per class: how each class was decided
 HowByClass = dict[str, dict[tuple[str, str], float]]
-# the wait classes whose time is the device's, if the device was busy (device_verdict.py)
-DEVICE_CLASSES = ("block_io", "writeback")
+# the wait classes whose time is the device's, if the device was busy (device_verdict.py):
+# those whose verdict is device_bound
+DEVICE_CLASSES = tuple(c.key for c in WAIT_CLASSES if c.verdict == VerdictKind.DEVICE_BOUND)
 
 TOP_HOW = 6
 # In a live server a few exclusive writers make every shared writer of the file queue

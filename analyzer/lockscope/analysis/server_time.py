@@ -27,6 +27,7 @@ from .runs import workload_figures
 from .stats import spread
 from .thresholds import EXPLAINS, STRONG
 from .verdict import SCALES_EFFICIENCY
+from .wait_classes import ONCPU, ONCPU_WORDS
 from .waitclass import CLASSES, LOSS_CLASSES, UserClassifier, load_user_classifier
 
 # A server point (analysis.<fs>.server.points[]): threads, tps, traced, and when traced
@@ -34,8 +35,8 @@ from .waitclass import CLASSES, LOSS_CLASSES, UserClassifier, load_user_classifi
 ServerPoint = dict[str, Any]
 
 # oncpu is work, not a wait, but it grows per transaction too (more CPU per commit).
-PARTS = ("oncpu",) + LOSS_CLASSES
-PART_NAMES = {"oncpu": "on CPU", **CLASSES}
+PARTS = (ONCPU,) + LOSS_CLASSES
+PART_NAMES = {ONCPU: ONCPU_WORDS, **CLASSES}
 
 
 def run_classes(trace: Trace | None, user_classifier: UserClassifier | None = None

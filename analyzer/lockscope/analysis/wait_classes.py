@@ -7,7 +7,7 @@ it holds the lost time, the remedies that verdict offers, and whether it is thre
 classed per off-CPU record (analysis/waitclass.py) or request time measured on its own
 (io-wq's hashed queue, analysis/iowq.py: present only where the recorder measured it,
 never a zero). Adding a class: an entry here, its classifier rule, its test, its doc
-line.
+lines (results-schema.md's classes, fleet.md's labels).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Every table keyed by wait class covers the registry (analysis/wait_classes.py): a
-class added there without its words, colour, verdict, remedies, metric or doc line
-fails here, not as a KeyError in a user's report."""
+class added there without its words, colour, verdict, remedies, metric or doc lines
+(results-schema.md, fleet.md's labels) fails here, not as a KeyError in a user's
+report."""
 
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ def test_the_results_schema_lists_every_class_in_report_order():
     listed, then = row.split("then", 1)
     assert re.findall(r"`(\w+)`", listed)[1:] == list(RECORD_CLASSES)
     assert re.findall(r"`(\w+)`", then)[:len(REQUEST_CLASSES)] == list(REQUEST_CLASSES)
+
+
+def test_the_metrics_labels_list_every_class_in_report_order():
+    text = (DOCS / "fleet.md").read_text()
+    start = text.index("- `class` (thread time")
+    item = text[start:text.index("\n- ", start)].split("where the recorder measures it")[0]
+    listed = re.findall(r"`(\w+)`", item)
+    assert listed[listed.index(ONCPU):] == [ONCPU, *RECORD_CLASSES, *REQUEST_CLASSES]
 
 
 def test_the_plot_draws_request_time_beside_the_threads_stack():
