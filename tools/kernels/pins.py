@@ -69,6 +69,17 @@ class Kernel:
     def vmlinuz(self) -> Path:
         return self.root / "boot" / f"vmlinuz-{self.release}"
 
+    def vng(self, cpus: int, memory: str, dirs: list[str], command: str) -> list[str]:
+        """The vng command booting this kernel on its release's root (TCG: KVM guests
+        stall here), running `command`; the root stays read-only on the host, what the
+        guest writes under /etc, /opt, /usr/local and /var goes to overlays that vanish
+        with it; `dirs`: more vng directory options (--rwdir, --rodir)."""
+        overlays = [a for d in ("/etc", "/opt", "/usr/local", "/var")
+                    for a in ("--overlay-rwdir", d)]
+        return [str(VNG_VENV / "bin" / "vng"), "--verbose", "--run", str(self.vmlinuz),
+                "--root", str(self.userland), "--disable-kvm", "--cpus", str(cpus),
+                "--memory", memory, *overlays, *dirs, "--exec", command]
+
 
 KERNELS = [
     Kernel("6.12.117+deb12-amd64", "linux-image-6.12.117+deb12-amd64", "6.12.117-1~deb12u1",
