@@ -59,6 +59,37 @@ def start_fio(fio: str, path: Path, mode: str, size_mb: int = 128, runtime: floa
                             cwd=cwd)
 
 
+def wait_jobs_writing(pid: int, jobs: int = 4, timeout: float = 60) -> None:
+    """Until `jobs` threads of the process have each made a write call. Only then may
+    fio be paused: its main thread gives a job JOB_START_TIMEOUT (5 s, wall clock) to
+    initialise, and a pause inside that window makes it give up on the job and wait
+    forever (fio's backend.c, run_threads()); a thread that exists may not have started."""
+    deadline = time.monotonic() + patience(timeout)
+    while True:
+        writing = sum(1 for tid in _tids(pid) if _thread_write_calls(pid, tid) > 0)
+        if writing >= jobs:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{writing} of {jobs} jobs of {pid} wrote in "
+                                 f"{patience(timeout):g} s: " + threads_doing(pid))
+        time.sleep(0.05)
+
+
+def _tids(pid: int) -> list[str]:
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        raise AssertionError(f"process {pid} exited before its jobs wrote") from None
+
+
+def _thread_write_calls(pid: int, tid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/io") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("syscw:"))
+    except (FileNotFoundError, ProcessLookupError):
+        return 0   # the thread has gone
+
+
 def wait_threads(pid: int, n: int, timeout: float = 20) -> None:
     """Until the process has n threads (fio starts its jobs after a short setup)."""
     deadline = time.time() + patience(timeout)
@@ -180,7 +211,7 @@ def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 
     prepare_file(path, mode, size_mb)
     writers = start_fio(fio, path, mode, size_mb)
     try:
-        wait_threads(writers.pid, 5)
+        wait_jobs_writing(writers.pid)
         # The writers wait while the recorder loads: on one slow (emulated) CPU they
         # would take nearly all of it, and the load ten times as long.
         os.kill(writers.pid, signal.SIGSTOP)

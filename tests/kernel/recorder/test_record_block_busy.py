@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from record_common import prepare_file, recorder, start_fio, stop, wait_threads
+from record_common import prepare_file, recorder, start_fio, stop, wait_jobs_writing
 
 pytestmark = pytest.mark.kernel
 
@@ -54,7 +54,7 @@ def test_busy_share_agrees_with_io_ticks(loopfs_factory, tmp_path):
     prepare_file(path, "overwrite", 128)
     writers = start_fio(fio, path, "overwrite", 128)
     try:
-        wait_threads(writers.pid, 5)
+        wait_jobs_writing(writers.pid)
         os.kill(writers.pid, signal.SIGSTOP)
         # no budget: under load it would lower the duty, and the busy time is of the
         # observed part only
