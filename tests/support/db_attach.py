@@ -32,6 +32,18 @@ def require_module(name: str) -> None:
         pytest.skip(f"{name} not installed (make test installs it)")
 
 
+def require_server(kind: str) -> None:
+    """Root, BPF and what the package needs to start a `kind` server (its own check), or
+    skip (fail under LOCKSCOPE_KERNEL_TESTS=1)."""
+    from lockscope.run.dbserver import mariadb, postgres
+    require_kernel()
+    why = {"mariadb": mariadb.missing, "postgres": postgres.missing}[kind]()
+    if why:
+        if KERNEL_TESTS_REQUIRED:
+            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {why}")
+        pytest.skip(why)
+
+
 def require_mariadb() -> None:
     """Root, BPF, mariadbd, sysbench and PyMySQL, or skip (fail under LOCKSCOPE_KERNEL_TESTS=1)."""
     require_kernel()

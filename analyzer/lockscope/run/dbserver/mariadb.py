@@ -13,11 +13,15 @@ from pathlib import Path
 from ...errors import LockscopeError
 from .. import procledger
 from .common import Lifecycle, Server, free_port, give_to, into_cgroup, run_checked, wait_for
+from .templates import make_datadir
 
 USER = "mysql"
 # A clean shutdown flushes the buffer pool; the data is thrown away afterwards, so it
 # gets this long before it is killed.
 STOP_GRACE_S = 30
+# how mariadb-install-db makes a datadir (a template made elsewhere must be made so too)
+INSTALL_DB_ARGS = ["--no-defaults", f"--user={USER}", "--auth-root-authentication-method=normal",
+                   "--skip-test-db"]
 
 
 def mariadbd_binary() -> str | None:
@@ -70,6 +74,7 @@ class MariaDB(Lifecycle):
         self.port = 0
         self.proc: subprocess.Popen | None = None
         self.entry: procledger.Managed | None = None
+        self.template: Path | None = None     # the datadir was copied from this
 
     @property
     def pid(self) -> int:
@@ -84,10 +89,11 @@ class MariaDB(Lifecycle):
         timeout *= self.slowness
         self.base.mkdir(parents=True, exist_ok=True)
         give_to(USER, self.base, self.made_above)
-        run_checked(["mariadb-install-db", "--no-defaults", f"--user={USER}",
-                     f"--datadir={self.datadir}", "--auth-root-authentication-method=normal",
-                     "--skip-test-db"], "mariadb-install-db",
-                    timeout=self.SET_UP_S * self.slowness)
+        self.template = make_datadir(
+            self.kind, server, INSTALL_DB_ARGS, self.datadir,
+            lambda: run_checked(["mariadb-install-db", *INSTALL_DB_ARGS,
+                                 f"--datadir={self.datadir}"],
+                                "mariadb-install-db", timeout=self.SET_UP_S * self.slowness))
         self.port = free_port()
         self.entry = procledger.manage("mariadb", signal.SIGTERM, "lockscope-mariadb-",
                                        datadir=str(self.datadir))

@@ -14,16 +14,20 @@ from pathlib import Path
 from ...errors import LockscopeError
 from .. import procledger
 from .common import Lifecycle, Server, as_user, free_port, give_to, into_cgroup, run_checked
+from .templates import make_datadir
 
 USER = "postgres"
+# how initdb makes a datadir (a template made elsewhere must be made so too)
+INITDB_ARGS = ["-A", "trust", "-N"]
 STOP_GRACE_S = 30
 
 
-def pg_bin() -> Path | None:
-    """The newest installed PostgreSQL's bin directory (Debian: /usr/lib/postgresql/N/bin)."""
-    found = [d / "bin" for d in Path("/usr/lib/postgresql").glob("*")
-             if (d / "bin" / "postgres").exists() and d.name.isdigit()]
-    return max(found, key=lambda b: int(b.parent.name)) if found else None
+def pg_bin(root: Path = Path("/")) -> Path | None:
+    """The newest installed PostgreSQL's bin directory (Debian: /usr/lib/postgresql/N/bin);
+    of the root filesystem at `root`, as its own host sees it."""
+    versions = [d.name for d in (root / "usr/lib/postgresql").glob("*")
+                if d.name.isdigit() and (d / "bin" / "postgres").exists()]
+    return Path("/usr/lib/postgresql", max(versions, key=int), "bin") if versions else None
 
 
 def missing() -> str | None:
@@ -55,6 +59,7 @@ class Postgres(Lifecycle):
         self.pid = 0
         self.entry: procledger.Managed | None = None
         self.bin = pg_bin()
+        self.template: Path | None = None     # the datadir was copied from this
 
     @property
     def log(self) -> Path:
@@ -76,9 +81,11 @@ class Postgres(Lifecycle):
         self.entry.dirs.append(str(self.rundir))
         self.entry.save()
         give_to(USER, self.rundir)
-        run_checked(as_user(USER, [str(self.bin / "initdb"), "-D", str(self.datadir),
-                                   "-A", "trust", "-N"]), "initdb",
-                    timeout=self.SET_UP_S * self.slowness)
+        initdb = [str(self.bin / "initdb"), "-D", str(self.datadir), *INITDB_ARGS]
+        self.template = make_datadir(
+            self.kind, str(self.bin / "postgres"), INITDB_ARGS, self.datadir,
+            lambda: run_checked(as_user(USER, initdb), "initdb",
+                                timeout=self.SET_UP_S * self.slowness))
         self.port = free_port()
         opts = [f"-p {self.port}", f"-k {self.rundir}", "-c listen_addresses=",
                 "-c shared_buffers=128MB", "-c max_connections=200"]
