@@ -183,6 +183,7 @@ static int list_features(const struct rec_opts *o, const struct rec_filter *f)
 	json_end_object(&j);
 	fputc('\n', stdout);
 	session_finish(&s);
+	msg_step("detach");
 	return err ? 1 : 0;
 }
 
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
 	enum wake w = WAKE_LINE;
 	int code, err;
 
+	msg_step("exec");
 	if (opts_parse(argc, argv, &o, &code))
 		return code;
 	if (probe_check_names(&o) || filter_resolve(&o, &filter))
@@ -271,6 +273,7 @@ int main(int argc, char **argv)
 		session_finish(&s);
 		return 1;
 	}
+	msg_step("prepared");
 	if (o.start_on_stdin) {
 		printf("ready\n");
 		fflush(stdout);
@@ -285,15 +288,19 @@ int main(int argc, char **argv)
 			deadline = mono_s() + o.duration;
 		wait_for(&s, o.start_on_stdin, deadline);
 	}
+	msg_step("window");
 	session_stop(&s);
 	err = session_read(&s);
+	msg_step("read");
 	if (!err)
 		err = write_output(&s, o.out);
+	msg_step("write");
 	if (!err && o.start_on_stdin && o.out) {
 		/* the caller may go on: only detaching is left */
 		printf("done\n");
 		fflush(stdout);
 	}
 	session_finish(&s);
+	msg_step("detach");
 	return err ? 1 : 0;
 }

@@ -287,6 +287,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	tpfmt_decode_bits(&s->bits, s->decoding);
 	/* a field it cannot place leaves ext4_extent off (attach/probe.c) */
 	tpfields_decode(&s->tpoff, NULL, 0);
+	msg_step("session_setup");
 	err = probe_prepare(&s->probe, o, configure, s);
 	if (err)
 		return err;

@@ -1249,6 +1249,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 	libbpf_set_print(log_print);
 	leave_out_other_fs(p, o);
 	view_init(&view);
+	msg_step("kernel_view");
 	{
 		size_t size;
 		const void *object = record_bpf__elf_bytes(&size);
@@ -1260,7 +1261,9 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 		int kind;
 
 		choose_kinds(p, o, &view, allowed);
+		msg_step("choose_kinds");
 		p->skel = record_bpf__open();
+		msg_step("open");
 		if (!p->skel) {
 			err = -errno;
 			msg_error("cannot open the BPF object: %s", strerror(errno));
@@ -1274,7 +1277,9 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 		skip_long_wait_progs(p);
 		set_kernel_shapes(p, &view);
 		log_next = 0;
+		msg_step("configure");
 		err = record_bpf__load(p->skel);
+		msg_step("load");
 		if (err) {
 			if (!failed_prog_from_log(name, sizeof(name)) ||
 			    (g = probe_prog_group(name, &kind)) < 0 || p->groups[g].attach != kind) {
@@ -1294,6 +1299,7 @@ int probe_prepare(struct rec_probe *p, const struct rec_opts *o, rec_config_fn c
 			continue;
 		}
 		err = attach_all(p);
+		msg_step("attach");
 		if (err == 1) {
 			destroy_attempt(p);
 			continue;
