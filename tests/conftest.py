@@ -13,6 +13,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -57,6 +58,14 @@ def require_kernel() -> None:
         if KERNEL_TESTS_REQUIRED:
             pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {missing}")
         pytest.skip(f"kernel test: {missing}; set up root+BPF and LOCKSCOPE_KERNEL_TESTS=1")
+
+
+def not_here(why: str) -> NoReturn:
+    """What the test checks is not on this host: a skip, but a failure under
+    LOCKSCOPE_KERNEL_TESTS=1, whose hosts must have it."""
+    if KERNEL_TESTS_REQUIRED:
+        pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {why}")
+    pytest.skip(why)
 
 
 def require_tool(name: str) -> str:

@@ -317,11 +317,12 @@ def start_engine(argv: list[str]) -> subprocess.Popen:
     return engine
 
 
-def record_engine(engine: subprocess.Popen, out: Path, timeout: float) -> dict:
+def record_engine(engine: subprocess.Popen, out: Path, timeout: float,
+                  extra: list[str] | None = None) -> dict:
     """The recorder's document of a started engine (start_engine) from its "go" to its
     exit; the engine is killed and its pipes closed on every path."""
     try:
-        with recorder(["--pid", str(engine.pid)], out) as (_, start, finish):
+        with recorder(["--pid", str(engine.pid), *(extra or [])], out) as (_, start, finish):
             start()
             engine.stdin.write("go\n")
             engine.stdin.flush()

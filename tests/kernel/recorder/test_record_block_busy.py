@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import require_tool
 from record_common import prepare_file, recorder, start_fio, stop, wait_jobs_writing
 
 pytestmark = pytest.mark.kernel
@@ -46,9 +46,7 @@ def test_busy_share_agrees_with_io_ticks(loopfs_factory, tmp_path):
     the crossings of a period shorter than a jiffy are 0 or 1, p = L/J; longer, the
     rounding of L/J, variance <= 1/4). Summed, the standard deviation is at most
     sqrt(J * busy) ms; the bound is three of those, plus a jiffy at each end."""
-    fio = shutil.which("fio")
-    if not fio:
-        pytest.skip("fio is not installed")
+    fio = require_tool("fio")
     fs = loopfs_factory("xfs", 1 << 30)
     path = fs.path / "f"
     prepare_file(path, "overwrite", 128)

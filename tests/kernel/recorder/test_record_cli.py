@@ -18,6 +18,7 @@ import pytest
 
 from lockscope.report.notes import missing_notes
 
+from conftest import require_tool
 from patience import patience
 from record_common import FINISH_TIMEOUT_S, record_binary, recorder
 
@@ -284,8 +285,7 @@ def _bpftool_ids(what: str) -> set[int]:
 
 @pytest.mark.kernel
 def test_sigkill_leaves_no_program_or_link(tmp_path):
-    if not shutil.which("bpftool"):
-        pytest.skip("bpftool not installed")
+    require_tool("bpftool")
     with recorder([], tmp_path / "r.json") as (proc, start, _):
         start()
         time.sleep(0.3)

@@ -14,7 +14,7 @@ from lockscope.analysis.compare import compare
 from lockscope.analysis.rules import match_causes
 from lockscope.analysis.verdict import decide
 
-from conftest import LOCKSCOPE
+from conftest import LOCKSCOPE, not_here
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "reports" / "examples" / "default-sweep-results.json"
@@ -34,7 +34,7 @@ def test_install_puts_a_launcher_on_path_that_reports(tmp_path):
     """`make install` (run by make demo and make test) gives a new shell a `lockscope`
     that runs this checkout, from any directory: the README's path to `lockscope report`."""
     if not (ROOT / ".venv" / "bin" / "lockscope").exists():
-        pytest.skip("no .venv: run make deps")
+        not_here("no .venv: run make deps")
     prefix = tmp_path / "prefix"
     res = subprocess.run(["make", "-s", "install", f"PREFIX={prefix}"], cwd=ROOT,
                          capture_output=True, text=True)
