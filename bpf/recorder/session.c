@@ -25,6 +25,7 @@
 #include "session.h"
 #include "attach/holder_maps.h"
 #include "msg.h"
+#include "setup/kallsyms_snapshot.h"
 
 #define PATH_TRIES_PER_TICK 32
 
@@ -64,26 +65,30 @@ static unsigned int kernel_hz(void)
 
 /* Kernel text bounds from kallsyms (_stext, _etext); 0 when hidden. Only
  * the two lines are parsed: the file has a line per kernel symbol. */
+static __u64 symbol_address(const char *text, const char *name)
+{
+	char needle[64];
+	const char *at;
+
+	/* "ADDR T NAME\n": the name starts 3 characters after the address */
+	snprintf(needle, sizeof(needle), " %s\n", name);
+	for (at = strstr(text, needle); at; at = strstr(at + 1, needle)) {
+		const char *line = at - 2;
+
+		while (line > text && line[-1] != '\n')
+			line--;
+		if (at - line > 2 && at[-2] == ' ')
+			return strtoull(line, NULL, 16);
+	}
+	return 0;
+}
+
 static void kernel_text(__u64 *start, __u64 *end)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[256];
+	const char *text = kallsyms_snapshot(NULL);
 
-	*start = *end = 0;
-	while (f && (!*start || !*end) && fgets(line, sizeof(line), f)) {
-		const char *name = strchr(line, ' ');
-
-		/* "ADDR T NAME\n": the name starts 3 characters after the address */
-		if (!name || strlen(name) < 4)
-			continue;
-		name += 3;
-		if (!strcmp(name, "_stext\n"))
-			*start = strtoull(line, NULL, 16);
-		else if (!strcmp(name, "_etext\n"))
-			*end = strtoull(line, NULL, 16);
-	}
-	if (f)
-		fclose(f);
+	*start = text ? symbol_address(text, "_stext") : 0;
+	*end = text ? symbol_address(text, "_etext") : 0;
 	if (*end <= *start)
 		*start = *end = 0;
 }
@@ -289,6 +294,9 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	tpfields_decode(&s->tpoff, NULL, 0);
 	msg_step("session_setup");
 	err = probe_prepare(&s->probe, o, configure, s);
+	/* the symbolizer reads it again: the programs just loaded are in it now
+	 * (bpf_prog_* symbols, the tracing frames the stacks are trimmed of) */
+	kallsyms_snapshot_drop();
 	if (err)
 		return err;
 	probe_attach_timers(&s->probe, o->holder_period_ms); /* a failure: in the JSON */
@@ -296,6 +304,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	if (err)
 		return err;
 	s->stacks_ready = true;
+	kallsyms_snapshot_drop();   /* the symbolizer has its copy */
 	overhead_init(&s->ovh, s->probe.skel, &s->duty, o->max_overhead_pct, o->max_pause_ms,
 		      o->restore_after_ms,
 		      /* sampled statistics estimate the rest of the window from a

@@ -24,6 +24,7 @@
 #include "attach/alternatives.h"
 #include "kernel_btf.h"
 #include "setup/fsdetect.h"
+#include "setup/kallsyms_snapshot.h"
 #include "attach/probe.h"
 #include "attach/probe_cache.h"
 #include "setup/tpfields.h"
@@ -217,45 +218,34 @@ static bool tracefs_event(const char *sys, const char *event)
 }
 
 /* Text symbols as "\nname\n..." (a module's with its " [mod]" cut off),
- * read once; parsed by hand: sscanf per line of the ~200000 takes seconds
- * on a slow (emulated) machine. */
+ * from the start's one read of kallsyms; parsed by hand: sscanf per line of
+ * the ~200000 takes seconds on a slow (emulated) machine. */
 static char *read_text_symbols(void)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	size_t cap = 1 << 22, len = 1;
-	char *out = malloc(cap), line[512];
+	size_t size, len = 1;
+	const char *line = kallsyms_snapshot(&size);
+	char *out;
 
-	if (!f || !out) {
-		if (f)
-			fclose(f);
-		free(out);
+	if (!line || !(out = malloc(size + 2)))
 		return NULL;
-	}
 	out[0] = '\n';
-	while (fgets(line, sizeof(line), f)) {
+	while (*line) {
 		/* "ADDR T NAME[\t[MOD]]\n" */
-		char *type = strchr(line, ' '), *name, *end;
+		const char *nl = strchr(line, '\n'), *type = strchr(line, ' '), *name;
 		size_t n;
 
-		if (!type || (type[1] != 't' && type[1] != 'T') || type[2] != ' ')
-			continue;
-		name = type + 3;
-		end = name + strcspn(name, "\t\n ");
-		n = end - name;
-		if (len + n + 2 > cap) {
-			char *nb = realloc(out, cap * 2);
-
-			if (!nb)
-				break;
-			out = nb;
-			cap *= 2;
+		if (!nl)
+			nl = line + strlen(line);
+		if (type && type < nl && (type[1] == 't' || type[1] == 'T') && type[2] == ' ') {
+			name = type + 3;
+			n = strcspn(name, "\t\n ");
+			memcpy(out + len, name, n);
+			len += n;
+			out[len++] = '\n';
 		}
-		memcpy(out + len, name, n);
-		len += n;
-		out[len++] = '\n';
+		line = *nl ? nl + 1 : nl;
 	}
 	out[len] = 0;
-	fclose(f);
 	return out;
 }
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "setup/kallsyms_snapshot.h"
 #include "resolve/symbolize.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -109,43 +110,6 @@ static int grow(void *arr, size_t *cap, size_t need, size_t elem)
 	*p = n;
 	*cap = ncap;
 	return 0;
-}
-
-/* Whole file into a NUL-terminated buffer (procfs files report size 0). */
-static char *read_all(const char *path, size_t *len)
-{
-	size_t cap = 0, n = 0;
-	char *buf = NULL;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		ssize_t r;
-
-		if (grow(&buf, &cap, n + (1 << 16), 1)) {
-			err = ENOMEM;
-			break;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			err = r < 0 ? errno : 0;
-			break;
-		}
-		n += r;
-	}
-	close(fd);
-	if (err) {
-		free(buf);
-		errno = err;
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
 }
 
 /* ---- kernel symbols ---------------------------------------------------- */
@@ -292,7 +256,7 @@ struct ksyms *symbolize_kernel_load(void)
 
 	if (!ks)
 		return NULL;
-	ks->raw = read_all("/proc/kallsyms", &len);
+	ks->raw = kallsyms_copy(&len);   /* parsed in place: a copy */
 	if (!ks->raw) {
 		err = -errno;
 		goto fail;
