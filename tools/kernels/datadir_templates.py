@@ -19,6 +19,9 @@ from lockscope.run.dbserver.templates import pack, template_name
 # where a guest finds them (its /var is the root's, under a writable overlay)
 GUEST_DIR = "/var/lib/lockscope/datadir-templates"
 MARIADBD = "/usr/sbin/mariadbd"
+# the environment the guests' servers are made in (guest-run sets the same locale): a
+# template's name says its locale, and a guest uses only one made in its own
+GUEST_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C.UTF-8"}
 
 
 def in_root(root: Path, argv: list[str]) -> None:
@@ -29,8 +32,7 @@ def in_root(root: Path, argv: list[str]) -> None:
     res = subprocess.run(["unshare", "--mount", "--propagation", "private", "--",
                           "sh", "-c", script, "sh", str(root), *argv],
                          capture_output=True, text=True,
-                         # what a guest's tools have: no locale of this machine's
-                         env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                         env=GUEST_ENV)
     if res.returncode:
         raise RuntimeError(f"{argv[0]} in {root} exited {res.returncode}: "
                            f"{(res.stderr or res.stdout).strip()[-500:]}")
@@ -66,7 +68,8 @@ def make_templates(root: Path) -> list[str]:
     made = []
     pg = postgres.pg_bin(root)
     if pg is not None:
-        name = template_name("postgres", str(pg / "postgres"), postgres.INITDB_ARGS, root)
+        name = template_name("postgres", str(pg / "postgres"), postgres.INITDB_ARGS, root,
+                             GUEST_ENV)
 
         def initdb(partial: Path) -> None:
             os.chown(partial, *_user_ids(root, postgres.USER))
@@ -75,7 +78,7 @@ def make_templates(root: Path) -> list[str]:
         if _made(root, name, initdb):
             made.append(name)
     if (root / MARIADBD.lstrip("/")).exists():
-        name = template_name("mariadb", MARIADBD, mariadb.INSTALL_DB_ARGS, root)
+        name = template_name("mariadb", MARIADBD, mariadb.INSTALL_DB_ARGS, root, GUEST_ENV)
 
         def install_db(partial: Path) -> None:
             partial.rmdir()     # mariadb-install-db makes it, for its user

@@ -202,7 +202,7 @@ class PostgresSampler(Sampler):
     def _load_names(self, psycopg, conn) -> None:
         """relfilenode → schema.table in every database this login may open."""
         try:
-            dbs = [r[0] for r in conn.execute(
+            dbs = [_text(r[0]) for r in conn.execute(
                 "SELECT datname FROM pg_database WHERE datallowconn ORDER BY oid LIMIT 32")]
         except Exception:
             return
@@ -214,12 +214,12 @@ class PostgresSampler(Sampler):
                 with psycopg.connect(make_conninfo(**{**base, "dbname": db}),
                                      connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as c:
                     for dboid, node, name in c.execute(PG_NAMES):
-                        self.names[(int(dboid), int(node))] = name
+                        self.names[(int(dboid), int(node))] = _text(name)
             except Exception:
                 continue
 
     def server_version(self) -> str | None:
-        return str(self._conn.execute("SHOW server_version").fetchone()[0])
+        return _text(self._conn.execute("SHOW server_version").fetchone()[0])
 
     def read(self) -> dict:
         commit, rollback, tuples, blks, waits = self._conn.execute(PG_QUERY).fetchone()
@@ -237,3 +237,9 @@ class PostgresSampler(Sampler):
         # Each sample is one transaction of this login: it is not the server's load.
         out["own_xacts_per_sample"] = 1
         return out
+
+
+def _text(value) -> str:
+    """A text column as str: from a SQL_ASCII database psycopg returns bytes, the server
+    having no encoding to convert from (initdb in the C locale makes one)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

@@ -1,6 +1,7 @@
 """Ready-made datadirs ($LOCKSCOPE_DATADIR_TEMPLATES): the first server's new datadir is
 kept before it starts; the next one's is a copy of it, and serves. Real MariaDB and
-PostgreSQL on a loop ext4.
+PostgreSQL on a loop ext4. And a datadir made in the C locale (as a template made
+elsewhere may be): its relations are named as any other's.
 
 Which datadir a server got is read from what its maker drew at random and the server
 keeps: PostgreSQL's system identifier (pg_controldata), MariaDB's Aria control file
@@ -17,9 +18,10 @@ import pytest
 from lockscope.run import dbserver
 from lockscope.run.dbserver.postgres import pg_bin, psql
 from lockscope.run.dbserver.templates import ENV, unpack
+from lockscope.run.dbstats import PostgresSampler
 from lockscope.run.loopfs import make_loopfs
 
-from db_attach import require_server
+from db_attach import require_module, require_server
 from patience import patience
 
 pytestmark = pytest.mark.kernel
@@ -76,5 +78,51 @@ def test_without_the_variable_each_datadir_is_new(tmp_path, monkeypatch):
                 assert db.template is None
                 seen.append(_identity("postgres", db.datadir))
         assert seen[0] != seen[1]
+    finally:
+        fs.destroy()
+
+
+def test_relations_are_named_in_a_sql_ascii_database(tmp_path, monkeypatch):
+    """initdb in the C locale makes SQL_ASCII databases, whose text psycopg returns as
+    bytes: attach's sampler names their relations all the same (it named none)."""
+    require_server("postgres")
+    require_module("psycopg")
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setenv("LC_ALL", "C")
+    fs = make_loopfs("ext4", 1 << 30)
+    try:
+        with dbserver.Postgres(fs.path / "pg", made_above=fs.path.parent,
+                               slowness=patience(1)) as db:
+            server = db.server()
+            assert psql(server, "SHOW server_encoding").strip() == "SQL_ASCII"
+            psql(server, "CREATE TABLE ascii_named (id int)")
+            sampler = PostgresSampler(server.dsn)
+            sampler.open()
+            try:
+                names = {r["name"] for r in sampler.result()["relations"]}
+            finally:
+                sampler.stop()
+            assert "public.ascii_named" in names, sorted(names)[:20]
+            assert all(isinstance(n, str) for n in names)
+    finally:
+        fs.destroy()
+
+
+def test_a_template_of_another_locale_is_not_used(tmp_path, monkeypatch):
+    """PostgreSQL's encoding follows the locale initdb ran in: a template made in one
+    is never handed to a server made in another."""
+    require_server("postgres")
+    templates = tmp_path / "templates"
+    monkeypatch.setenv(ENV, str(templates))
+    fs = make_loopfs("ext4", 1 << 30)
+    try:
+        for i, lc in enumerate(("C.UTF-8", "C")):
+            monkeypatch.setenv("LC_ALL", lc)
+            with dbserver.Postgres(fs.path / lc, made_above=fs.path.parent,
+                                   slowness=patience(1)) as db:
+                assert db.template is None
+                encoding = psql(db.server(), "SHOW server_encoding").strip()
+                assert encoding == ("UTF8" if lc == "C.UTF-8" else "SQL_ASCII")
+            assert len(list(templates.iterdir())) == i + 1
     finally:
         fs.destroy()

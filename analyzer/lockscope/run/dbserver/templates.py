@@ -6,8 +6,9 @@ machine, whose time a fleet's test runs and the kernel matrix count.
 Opt-in: $LOCKSCOPE_DATADIR_TEMPLATES names the directory of templates. Without it every
 datadir is made anew, as before. With it, a datadir made anew is kept there (when the
 directory can be written) before its server first starts, so that it is pristine.
-A template is named after the server binary's path, size and modification time and the
-arguments it was made with: an upgraded server makes a new one.
+A template is named after the server binary's path, size and modification time, the
+arguments it was made with and the locale settings of the environment (PostgreSQL's
+encoding follows the locale): an upgraded server, or another locale, makes a new one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ENV = "LOCKSCOPE_DATADIR_TEMPLATES"
@@ -28,12 +29,27 @@ def templates_dir() -> Path | None:
     return Path(value) if value else None
 
 
-def template_name(kind: str, binary: str, args: list[str], root: Path = Path("/")) -> str:
+# what sets the locale a datadir is made in: initdb takes its locale and so its databases'
+# encoding from them (C: SQL_ASCII), and LC_ALL overrides the rest
+LOCALE_VARS = ("LC_ALL", "LANG", "LC_COLLATE", "LC_CTYPE", "LC_MESSAGES", "LC_MONETARY",
+               "LC_NUMERIC", "LC_TIME")
+
+
+def locale_key(env: Mapping[str, str]) -> list[str]:
+    """The locale settings of `env` that a datadir made there depends on."""
+    if env.get("LC_ALL"):
+        return ["LC_ALL=" + env["LC_ALL"]]
+    return [f"{v}={env[v]}" for v in LOCALE_VARS[1:] if env.get(v)]
+
+
+def template_name(kind: str, binary: str, args: list[str], root: Path = Path("/"),
+                  env: Mapping[str, str] | None = None) -> str:
     """The template's file name for `binary` (a path as the server's host sees it) seen
-    under `root`: a root filesystem prepared for another host names its templates as that
-    host will."""
+    under `root`, made with the locale of `env` (this process's by default): a root
+    filesystem prepared for another host names its templates as that host will."""
     st = (root / binary.lstrip("/")).stat()
-    key = json.dumps([kind, binary, st.st_size, st.st_mtime_ns, args])
+    key = json.dumps([kind, binary, st.st_size, st.st_mtime_ns, args,
+                      locale_key(os.environ if env is None else env)])
     return f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.tar"
 
 
