@@ -211,7 +211,7 @@ class PostgresSampler(Sampler):
         base = conninfo_to_dict(self.target)
         for db in dbs:
             try:
-                with psycopg.connect(make_conninfo(**{**base, "dbname": db}),
+                with psycopg.connect(make_conninfo("", **{**base, "dbname": db}),
                                      connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as c:
                     for dboid, node, name in c.execute(PG_NAMES):
                         self.names[(int(dboid), int(node))] = _text(name)
