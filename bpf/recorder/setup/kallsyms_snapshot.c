@@ -71,7 +71,7 @@ const char *kallsyms_snapshot(size_t *len)
 	return text;
 }
 
-char *kallsyms_copy(size_t *len)
+char *kallsyms_snapshot_copy(size_t *len)
 {
 	const char *t = kallsyms_snapshot(NULL);
 	char *c;

@@ -9,7 +9,7 @@
  * length in *len when len is set), or NULL with errno. Not to be changed. */
 const char *kallsyms_snapshot(size_t *len);
 /* A copy of it for the caller to change and free, or NULL with errno. */
-char *kallsyms_copy(size_t *len);
+char *kallsyms_snapshot_copy(size_t *len);
 /* Frees it: the next use reads the file again. */
 void kallsyms_snapshot_drop(void);
 
