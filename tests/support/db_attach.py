@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import dbservers
-from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, require_kernel, require_tool
+from conftest import KERNEL_TESTS_REQUIRED, LOCKSCOPE, not_here, require_kernel, require_tool
 from lockscope_cli import attach_with_open_window
 from patience import patience
 
@@ -39,9 +39,7 @@ def require_server(kind: str) -> None:
     require_kernel()
     why = {"mariadb": mariadb.missing, "postgres": postgres.missing}[kind]()
     if why:
-        if KERNEL_TESTS_REQUIRED:
-            pytest.fail(f"LOCKSCOPE_KERNEL_TESTS=1 but {why}")
-        pytest.skip(why)
+        not_here(why)
 
 
 def require_mariadb() -> None:

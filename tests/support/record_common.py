@@ -84,8 +84,7 @@ def _tids(pid: int) -> list[str]:
 
 def _thread_write_calls(pid: int, tid: str) -> int:
     try:
-        with open(f"/proc/{pid}/task/{tid}/io") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("syscw:"))
+        return write_calls(pid, tid)
     except (FileNotFoundError, ProcessLookupError):
         return 0   # the thread has gone
 
@@ -231,10 +230,10 @@ def record_writers(fio: str, path: Path, mode: str, out: Path, seconds: float = 
     return doc
 
 
-def write_calls(pid: int) -> int:
+def write_calls(pid: int, tid: str | None = None) -> int:
     """The process's write-family system calls so far (/proc/PID/io syscw: all its
-    threads)."""
-    with open(f"/proc/{pid}/io") as f:
+    threads), or one thread's."""
+    with open(f"/proc/{pid}/task/{tid}/io" if tid else f"/proc/{pid}/io") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("syscw:"))
 
 
