@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from lockscope.run.dbserver import mariadb, postgres
-from lockscope.run.dbserver.templates import pack, template_name
+from lockscope.run.dbserver.templates import keep, template_name
 
 # where a guest finds them (its /var is the root's, under a writable overlay)
 GUEST_DIR = "/var/lib/lockscope/datadir-templates"
@@ -47,7 +47,7 @@ def _user_ids(root: Path, user: str) -> tuple[int, int]:
 
 
 def _made(root: Path, name: str, make) -> bool:
-    """make(a new directory inside the root), packed as the package packs a template."""
+    """make(a new directory inside the root), kept as the package keeps a template."""
     where = root / GUEST_DIR.lstrip("/")
     if (where / name).is_file():
         return False
@@ -55,11 +55,9 @@ def _made(root: Path, name: str, make) -> bool:
     partial = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=where))
     try:
         make(partial)
-        pack(partial, partial.with_suffix(".tar"))
-        partial.with_suffix(".tar").rename(where / name)
+        keep(partial, where / name)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-        partial.with_suffix(".tar").unlink(missing_ok=True)
     return True
 
 

@@ -80,21 +80,22 @@ def make_datadir(kind: str, binary: str, args: list[str], datadir: Path,
         return template
     make()
     if template is not None:
-        _keep(datadir, template)
+        try:
+            keep(datadir, template)
+        except (OSError, subprocess.CalledProcessError):
+            pass    # only a slower next start
     return None
 
 
-def _keep(datadir: Path, template: Path) -> None:
-    """Packed beside, then renamed: a reader never sees half a template."""
-    try:
-        template.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{template.name}.", dir=template.parent)
-        os.close(fd)
-    except OSError:
-        return
+def keep(datadir: Path, template: Path) -> None:
+    """`datadir` packed as `template`: beside it, then renamed, so that a reader never
+    sees half a template; nothing is left of a failed one."""
+    template.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{template.name}.", dir=template.parent)
+    os.close(fd)
     partial = Path(name)
     try:
         pack(datadir, partial)
         partial.rename(template)
-    except (OSError, subprocess.CalledProcessError):
+    finally:
         partial.unlink(missing_ok=True)
