@@ -304,7 +304,6 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	if (err)
 		return err;
 	s->stacks_ready = true;
-	kallsyms_snapshot_drop();   /* the symbolizer has its copy */
 	overhead_init(&s->ovh, s->probe.skel, &s->duty, o->max_overhead_pct, o->max_pause_ms,
 		      o->restore_after_ms,
 		      /* sampled statistics estimate the rest of the window from a

@@ -256,7 +256,7 @@ struct ksyms *symbolize_kernel_load(void)
 
 	if (!ks)
 		return NULL;
-	ks->raw = kallsyms_snapshot_copy(&len);   /* parsed in place: a copy */
+	ks->raw = kallsyms_snapshot_take(&len);   /* parsed in place: its own */
 	if (!ks->raw) {
 		err = -errno;
 		goto fail;

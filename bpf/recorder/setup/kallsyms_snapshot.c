@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include "setup/kallsyms_snapshot.h"
 
@@ -71,22 +70,16 @@ const char *kallsyms_snapshot(size_t *len)
 	return text;
 }
 
-char *kallsyms_snapshot_copy(size_t *len)
+char *kallsyms_snapshot_take(size_t *len)
 {
-	const char *t = kallsyms_snapshot(NULL);
-	char *c;
+	char *t;
 
-	if (!t)
+	if (!kallsyms_snapshot(len))
 		return NULL;
-	c = malloc(text_len + 1);
-	if (!c) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	memcpy(c, t, text_len + 1);
-	if (len)
-		*len = text_len;
-	return c;
+	t = text;
+	text = NULL;
+	text_len = 0;
+	return t;
 }
 
 void kallsyms_snapshot_drop(void)
