@@ -49,7 +49,7 @@ def support_doc(summary: dict) -> dict:
             # how much slower than the reference this guest ran (guest_speed.py): its
             # wall seconds over this factor are its expected length at reference speed
             "speed": d.get("speed"),
-            "one_guest_tests": d.get("one_guest_tests", False),
+            "one_guest_tests": d.get("one_guest_tests") or [],
         })
     return {"host_release": summary["host_release"], "sweep": summary["sweep"],
             "cpus": summary["cpus"], "jobs": summary["jobs"],
