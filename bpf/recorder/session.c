@@ -283,11 +283,14 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	s->bits = tpfmt_default_bits;
 	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
 	s->hz = kernel_hz();
+	msg_step("hz");
 	kernel_text(&s->text_start, &s->text_end);
+	msg_step("kernel_text");
 	s->paths = paths_new(o->mount_search_max);
 	if (!s->paths)
 		return -ENOMEM;
 	paths_add_pids(s->paths, f->pids, f->nr_pids);
+	msg_step("paths");
 	tpfmt_ensure_tracefs();
 	tpfmt_decode_bits(&s->bits, s->decoding);
 	/* a field it cannot place leaves ext4_extent off (attach/probe.c) */
@@ -300,10 +303,12 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	if (err)
 		return err;
 	probe_attach_timers(&s->probe, o->holder_period_ms); /* a failure: in the JSON */
+	msg_step("timers");
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)
 		return err;
 	s->stacks_ready = true;
+	msg_step("stacks");
 	overhead_init(&s->ovh, s->probe.skel, &s->duty, o->max_overhead_pct, o->max_pause_ms,
 		      o->restore_after_ms,
 		      /* sampled statistics estimate the rest of the window from a
@@ -311,6 +316,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 		      s->series || o->duty_pct < 100 ? 1 : o->stats_every,
 		      o->budget_stats_every);
 	s->ovh_ready = true;
+	msg_step("overhead");
 	session_tick(s);
 	return 0;
 }

@@ -8,6 +8,7 @@ interval's edges (they share ``CLOCK_MONOTONIC``), so both views line up.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Collection, Sequence
 from typing import Any, cast
 
@@ -323,8 +324,8 @@ def falls(rows: list[SeriesRow], tput: Sequence[float], drop: float = 0.2,
     named, with its effect: the extra threads it held in the fallen intervals and the
     throughput lost per extra thread.
     """
-    import numpy as np
-
+    # (statistics, not numpy: an attach need not pay numpy's import, seconds on a
+    # small host, for a few dozen points)
     # An interval the probes never watched (--duty detached them throughout) has no
     # waits to relate: it is left out, not read as one without waits.
     watched = [i for i, r in enumerate(rows) if r["duration_s"] > 0]
@@ -335,33 +336,33 @@ def falls(rows: list[SeriesRow], tput: Sequence[float], drop: float = 0.2,
     if n < 4:
         out["note"] = f"{n} interval(s): too few to relate throughput to waits"
         return out
-    y = np.asarray(tput, float)
-    med = float(np.median(y))
+    y = [float(v) for v in tput]
+    med = float(statistics.median(y))
     out["median"] = med
     fallen = [i for i in range(n) if med > 0 and y[i] < (1 - drop) * med]
     out["fallen"] = [rows[i]["t_s"] for i in fallen]
     for cls in CLASSES:
         if cls == "idle":
             continue
-        x = np.asarray([r["classes_ns"].get(cls, 0.0) / 1e9 / r["duration_s"] for r in rows])
-        if x.std() == 0 or y.std() == 0:
+        x = [r["classes_ns"].get(cls, 0.0) / 1e9 / r["duration_s"] for r in rows]
+        if _constant(x) or _constant(y):
             continue
         best: FallClass | None = None
         for lag in range(max_lag + 1):
             xs, ys = x[:n - lag], y[lag:]
-            if len(xs) < 4 or xs.std() == 0 or ys.std() == 0:
+            if len(xs) < 4 or _constant(xs) or _constant(ys):
                 continue
-            r = float(np.corrcoef(xs, ys)[0, 1])
-            slope = float(np.polyfit(xs, ys, 1)[0])
+            r = statistics.correlation(xs, ys)
+            slope = statistics.linear_regression(xs, ys).slope
             if best is None or r < best["r"]:
                 best = {"class": cls, "lag_s": lag, "r": round(r, 3),
-                        "slope_per_thread": round(slope, 3), "n": int(len(xs))}
+                        "slope_per_thread": round(slope, 3), "n": len(xs)}
         if best is None:
             continue
         rest = [i for i in range(n) if i not in fallen]
         if fallen and rest:
-            best["threads_in_falls"] = round(float(x[fallen].mean()), 3)
-            best["threads_otherwise"] = round(float(x[rest].mean()), 3)
+            best["threads_in_falls"] = round(statistics.fmean(x[i] for i in fallen), 3)
+            best["threads_otherwise"] = round(statistics.fmean(x[i] for i in rest), 3)
         classes.append(best)
     classes.sort(key=lambda c: c["r"])
     top = next((c for c in classes if c["r"] <= -0.5 and c["n"] >= 4), None)
@@ -370,3 +371,8 @@ def falls(rows: list[SeriesRow], tput: Sequence[float], drop: float = 0.2,
         top = None  # throughput never fell, or the class did not rise when it did
     out["top"] = top
     return out
+
+
+def _constant(values: Sequence[float]) -> bool:
+    """No spread, so no correlation to compute."""
+    return min(values) == max(values)
