@@ -250,8 +250,6 @@ static int configure(struct record_bpf *skel, void *arg)
 	skel->rodata->stack_refresh_ns = (__u64)o->stack_refresh_ms * 1000000;
 	skel->rodata->long_wait_ns = (__u64)o->long_wait_us * 1000;
 	skel->rodata->holder_period_ns = (__u64)o->holder_period_ms * 1000000;
-	skel->rodata->text_start = s->text_start;
-	skel->rodata->text_end = s->text_end;
 	skel->rodata->user_stacks = o->user_stacks;
 	for (i = 0; i < REC_NR_SYSCALLS; i++)
 		if (s->syscall_nrs[i] < REC_SYSCALL_TABLE)
@@ -283,27 +281,28 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	s->bits = tpfmt_default_bits;
 	memcpy(s->syscall_nrs, nrs, sizeof(nrs));
 	s->hz = kernel_hz();
-	msg_step("hz");
-	kernel_text(&s->text_start, &s->text_end);
-	msg_step("kernel_text");
 	s->paths = paths_new(o->mount_search_max);
 	if (!s->paths)
 		return -ENOMEM;
 	paths_add_pids(s->paths, f->pids, f->nr_pids);
-	msg_step("paths");
 	tpfmt_ensure_tracefs();
 	tpfmt_decode_bits(&s->bits, s->decoding);
 	/* a field it cannot place leaves ext4_extent off (attach/probe.c) */
 	tpfields_decode(&s->tpoff, NULL, 0);
 	msg_step("session_setup");
 	err = probe_prepare(&s->probe, o, configure, s);
-	/* the symbolizer reads it again: the programs just loaded are in it now
-	 * (bpf_prog_* symbols, the tracing frames the stacks are trimmed of) */
+	/* kallsyms is read once, now (a read before the load, for a kprobe's
+	 * function, is stale): the symbolizer needs the programs just loaded and
+	 * attached (bpf_prog_* and bpf_trampoline_* symbols, the tracing frames
+	 * the stacks are trimmed of); on a slow machine a read takes seconds */
 	kallsyms_snapshot_drop();
 	if (err)
 		return err;
 	probe_attach_timers(&s->probe, o->holder_period_ms); /* a failure: in the JSON */
-	msg_step("timers");
+	kernel_text(&s->text_start, &s->text_end);
+	s->probe.skel->bss->text_start = s->text_start;
+	s->probe.skel->bss->text_end = s->text_end;
+	msg_step("kernel_text");
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)
 		return err;

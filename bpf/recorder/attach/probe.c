@@ -218,8 +218,9 @@ static bool tracefs_event(const char *sys, const char *event)
 }
 
 /* Text symbols as "\nname\n..." (a module's with its " [mod]" cut off),
- * from the start's one read of kallsyms; parsed by hand: sscanf per line of
- * the ~200000 takes seconds on a slow (emulated) machine. */
+ * read only when a kprobe's function must be looked up (session.c reads
+ * kallsyms again after the load); parsed by hand: sscanf per line of the
+ * ~200000 takes seconds on a slow (emulated) machine. */
 static char *read_text_symbols(void)
 {
 	size_t size, len = 1;
