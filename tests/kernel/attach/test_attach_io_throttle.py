@@ -1,14 +1,18 @@
-"""lockscope attach on fio whose writes a cgroup v1 blkio throttle holds at 300 IOPS on
-its loop device: the threads wait in block I/O nearly all the time, but the device is
-idle most of it, so the verdict must not be device_bound; it names the throttle."""
+"""lockscope attach on fio whose writes a cgroup throttle holds at 300 IOPS on its loop
+device, through cgroup v1's blkio.throttle.write_iops_device or v2's io.max: the threads
+wait in block I/O nearly all the time, but the device is idle most of it, so the verdict
+must not be device_bound; it names the throttle. Each hierarchy where the host has it
+with the I/O controller: this host binds blkio to v1, the kernel matrix's guests to v2
+(tools/kernels/guest_tests.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,7 +23,6 @@ from record_common import prepare_file, remove_cgroup, start_fio, stop, wait_thr
 
 pytestmark = pytest.mark.kernel
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 LIMIT_IOPS = 300
 DURATION_S = 8.0
 # blk-throttle dispatches by slices (block/blk-throttle.c): over seconds the cgroup's rate
@@ -27,31 +30,82 @@ DURATION_S = 8.0
 RATE_SLACK = 1.1
 
 
+@dataclass
+class Throttle:
+    cg: Path                        # the cgroup's directory
+    limit_file: Path                # where the limit was written
+    writes_served: Callable[[], int]  # the cgroup's own count of write bios dispatched
+
+
+def _mounts(fstype: str, option: str | None) -> Path | None:
+    """Where a cgroup hierarchy of this type (with this controller, for v1) is mounted."""
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        tail = right.split()
+        if len(tail) >= 3 and tail[0] == fstype and (
+                option is None or option in tail[2].split(",")):
+            return Path(left.split()[4])
+    return None
+
+
+def _count(text: str, dev: str, pick: Callable[[list[str]], int | None]) -> int:
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == dev and (n := pick(parts)) is not None:
+            return n
+    return 0
+
+
 @contextmanager
-def throttled_cgroup(dev: str, iops: int) -> Iterator[Path]:
-    """A blkio cgroup of its own holding writes to ``dev`` ("MAJ:MIN") at ``iops``;
-    removed on every way out (its processes must have left it by then)."""
-    if not (BLKIO / "blkio.throttle.write_iops_device").exists():
-        pytest.skip("no cgroup v1 blkio hierarchy with blk-throttle at /sys/fs/cgroup/blkio")
-    cg = BLKIO / f"lockscope-test-throttle-{os.getpid()}"
+def _v1(dev: str, iops: int) -> Iterator[Throttle]:
+    root = _mounts("cgroup", "blkio")
+    if root is None or not (root / "blkio.throttle.write_iops_device").exists():
+        pytest.skip("no cgroup v1 blkio hierarchy with blk-throttle (v2 holds io here)")
+    cg = root / f"lockscope-test-throttle-{os.getpid()}"
     cg.mkdir()
     try:
         (cg / "blkio.throttle.write_iops_device").write_text(f"{dev} {iops}\n")
-        yield cg
+        # blkio.throttle.io_serviced: "MAJ:MIN Write N"
+        yield Throttle(cg, cg / "blkio.throttle.write_iops_device", lambda: _count(
+            (cg / "blkio.throttle.io_serviced").read_text(), dev,
+            lambda p: int(p[2]) if len(p) == 3 and p[1] == "Write" else None))
     finally:
         remove_cgroup(cg)
 
 
-def writes_serviced(cg: Path, dev: str) -> int:
-    """The cgroup's own count of write bios dispatched to dev (blkio.throttle.io_serviced)."""
-    for line in (cg / "blkio.throttle.io_serviced").read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[0] == dev and parts[1] == "Write":
-            return int(parts[2])
-    return 0
+@contextmanager
+def _v2(dev: str, iops: int) -> Iterator[Throttle]:
+    root = _mounts("cgroup2", None)
+    if root is None or "io" not in (root / "cgroup.controllers").read_text().split():
+        pytest.skip("no cgroup v2 hierarchy with the io controller (v1's blkio holds it here)")
+    # the io controller for the root's children (Documentation/admin-guide/cgroup-v2.rst,
+    # "Enabling and Disabling"); given back as it was found
+    control = root / "cgroup.subtree_control"
+    enabled = "io" in control.read_text().split()
+    if not enabled:
+        control.write_text("+io")
+    cg = root / f"lockscope-test-throttle-{os.getpid()}"
+    cg.mkdir()
+    try:
+        (cg / "io.max").write_text(f"{dev} wiops={iops}\n")
+        # io.stat: "MAJ:MIN rbytes=.. wbytes=.. rios=.. wios=N .."
+        yield Throttle(cg, cg / "io.max", lambda: _count(
+            (cg / "io.stat").read_text(), dev,
+            lambda p: next((int(f[5:]) for f in p[1:] if f.startswith("wios=")), None)))
+    finally:
+        remove_cgroup(cg)
+        if not enabled:
+            try:
+                control.write_text("-io")
+            except OSError:
+                pass    # another group took it up meanwhile: it stays
 
 
-def test_a_throttled_device_is_not_called_device_bound(loopfs_factory, tmp_path):
+HIERARCHIES = {"v1": _v1, "v2": _v2}
+
+
+@pytest.mark.parametrize("hierarchy", sorted(HIERARCHIES))
+def test_a_throttled_device_is_not_called_device_bound(loopfs_factory, tmp_path, hierarchy):
     fio = require_tool("fio")
     fs = loopfs_factory("xfs", 1 << 30)
     rdev = os.stat(fs.device).st_rdev
@@ -59,7 +113,8 @@ def test_a_throttled_device_is_not_called_device_bound(loopfs_factory, tmp_path)
     path = fs.path / "f"
     prepare_file(path, "overwrite", 128)     # written whole: every timed write an overwrite
     out = tmp_path / "out"
-    with throttled_cgroup(dev, LIMIT_IOPS) as cg:
+    with HIERARCHIES[hierarchy](dev, LIMIT_IOPS) as throttle:
+        cg = throttle.cg
         writers = start_fio(fio, path, "overwrite", 128)
         try:
             # fio lays nothing out (the file is written); its threads start in the cgroup
@@ -68,9 +123,9 @@ def test_a_throttled_device_is_not_called_device_bound(loopfs_factory, tmp_path)
             with attach_with_open_window("--pid", writers.pid, "--duration", DURATION_S,
                                          "--no-report", "--out", out, timeout=120) as (proc,
                                                                                       err):
-                served0, t0 = writes_serviced(cg, dev), time.monotonic()
+                served0, t0 = throttle.writes_served(), time.monotonic()
                 time.sleep(DURATION_S)
-                served1, t1 = writes_serviced(cg, dev), time.monotonic()
+                served1, t1 = throttle.writes_served(), time.monotonic()
                 assert proc.wait(120) == 0, "".join(err)
         finally:
             stop(writers)
@@ -101,7 +156,7 @@ def test_a_throttled_device_is_not_called_device_bound(loopfs_factory, tmp_path)
     assert v["kind"] == "io_held_before_device", v["summary"]
     cgroup = "/" + cg.name
     assert cgroup in v["summary"] and f"{LIMIT_IOPS}" in v["summary"], v["summary"]
-    limit_file = str(cg / "blkio.throttle.write_iops_device")
+    limit_file = str(throttle.limit_file)
     assert any(limit_file in r for r in v["remedies"]), v["remedies"]
     limits = doc["window"]["devices"]
     assert any(lim["cgroup"] == cgroup and lim["value"] == LIMIT_IOPS and lim["dev"] == dev

