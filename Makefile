@@ -101,11 +101,12 @@ check: $(STAMPS)/venv proto
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-# The tests by folder (tests/README.md): tests/unit in parallel (one process per CPU);
-# then tests/kernel three at a time, a module to a worker (its shared filesystems and
-# servers stay one; they wait on disks, timers and servers more than they compute); last
-# the kernel tests marked alone, one at a time: the recorder's budget, rates and scaling,
-# which other tests beside them would move.
+# The tests by folder (tests/README.md): first the kernel tests marked alone, one at a
+# time: the recorder's budget, rates and scaling, which other work beside them would move
+# (CI starts its background work once they are done: .ci/run); then tests/unit in
+# parallel (one process per CPU); then tests/kernel three at a time, a module to a worker
+# (its shared filesystems and servers stay one; they wait on disks, timers and servers
+# more than they compute).
 # Each phase says how long it took (tools/ci/timed: "phase: NAME: N s").
 KERNEL_TEST_WORKERS ?= 3
 TIMED := tools/ci/timed
@@ -113,9 +114,9 @@ TIMED := tools/ci/timed
 test:
 	@$(TIMED) set-up $(MAKE) --no-print-directory test-deps bins install
 	@$(TIMED) check $(MAKE) --no-print-directory check
+	@$(TIMED) kernel-tests-alone $(PY) -m pytest tests/kernel -m alone
 	@$(TIMED) unit-tests $(PY) -m pytest tests/unit -n auto
 	@$(TIMED) kernel-tests $(PY) -m pytest tests/kernel -m "not alone" -n $(KERNEL_TEST_WORKERS) --dist loadfile
-	@$(TIMED) kernel-tests-alone $(PY) -m pytest tests/kernel -m alone
 
 unit-test: check
 	$(PY) -m pytest tests/unit -n auto
