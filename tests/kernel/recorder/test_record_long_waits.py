@@ -49,9 +49,12 @@ for _ in range(n):
     while time.perf_counter() - t < 0.002:
         pass
     os.write(null, b"x")
-    (on0, rq0), t0 = sched(), time.monotonic_ns()
+    # the readings inside [t0, t1]: what they cost on CPU, or waiting for it, is
+    # subtracted from that span, not from the sleep (a loaded host made one sleep of 3000
+    # look shorter than the threshold when read the other way round)
+    t0, (on0, rq0) = time.monotonic_ns(), sched()
     time.sleep(ms / 1000)
-    t1, (on1, rq1) = time.monotonic_ns(), sched()
+    (on1, rq1), t1 = sched(), time.monotonic_ns()
     off = (t1 - t0) - (on1 - on0)
     if off - (rq1 - rq0) >= threshold_ns:
         sure += 1
