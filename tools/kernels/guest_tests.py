@@ -18,7 +18,6 @@ EVERY = "every"
 # the longest (5.10, with its slow PostgreSQL start) takes none
 PRIVILEGES_GUEST = "6.12.117+deb12-amd64"
 FAULTS_GUEST = "6.1.0-56-amd64"
-THROTTLE_GUEST = FAULTS_GUEST
 
 RECORDER = "tests/kernel/recorder"
 ATTACH = "tests/kernel/attach"
@@ -111,13 +110,6 @@ PLAN: tuple[GuestTest, ...] = (
                "test_dm_flakey_drop_writes_is_not_seen": "fault_dm_flakey_drop_writes",
                "test_a_filesystem_module_that_cannot_load": "fault_fs_module_refused"},
               on=FAULTS_GUEST),
-    # a cgroup v2 io.max throttle is not the device (this host binds blkio to v1, and
-    # runs the v1 case)
-    GuestTest(f"{ATTACH}/test_attach_io_throttle.py::"
-              "test_a_throttled_device_is_not_called_device_bound[v2]",
-              {"test_a_throttled_device_is_not_called_device_bound[v2]":
-               "io_throttle_cgroup_v2"},
-              on=THROTTLE_GUEST),
 )
 
 # every junit testcase name the guests run -> its check

@@ -2,8 +2,8 @@
 device, through cgroup v1's blkio.throttle.write_iops_device or v2's io.max: the threads
 wait in block I/O nearly all the time, but the device is idle most of it, so the verdict
 must not be device_bound; it names the throttle. Each hierarchy where the host has it
-with the I/O controller: this host binds blkio to v1, the kernel matrix's guests to v2
-(tools/kernels/guest_tests.py)."""
+with the I/O controller (this host binds blkio to v1; the kernel matrix's guests bind io
+to v2)."""
 
 from __future__ import annotations
 
