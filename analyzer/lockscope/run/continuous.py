@@ -228,12 +228,41 @@ class StopFlag:
         return self.event.wait(seconds)
 
 
-def scratch_dir(out: Path | None) -> tuple[Path, bool]:
+SCRATCH_PREFIX = "lockscope-continuous-"
+# what a scratch directory holds (the recorder's log and trace): one holding anything
+# else is not taken for ours
+SCRATCH_FILES = {".record.log", ".trace.json"}
+
+
+def scratch_dir(out: Path | None, tmp: Path | None = None) -> tuple[Path, bool]:
     """Where the recorder's document and log go while it runs: --out, else a private
-    temporary directory (removed at the end: the second value)."""
+    temporary directory named with this process's pid (removed at the end: the second
+    value). The scratch directories of attaches that were killed are removed first."""
     if out is not None:
         return out, False
-    return Path(tempfile.mkdtemp(prefix="lockscope-continuous-")), True
+    tmp = tmp or Path(tempfile.gettempdir())
+    remove_stale_scratch(tmp)
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=tmp)), True
+
+
+def remove_stale_scratch(tmp: Path) -> list[Path]:
+    """Removes the scratch directories a killed attach left (SIGKILL runs no clean-up):
+    named ours with a pid no process has now, and holding only the recorder's files.
+    Returns them."""
+    gone = []
+    for d in tmp.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = d.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists() or d.is_symlink():
+            continue
+        try:
+            if not d.is_dir() or d.stat().st_uid != os.geteuid() or \
+                    not {f.name for f in d.iterdir()} <= SCRATCH_FILES:
+                continue
+            shutil.rmtree(d)
+        except OSError:
+            continue
+        gone.append(d)
+    return gone
 
 
 def remove_scratch(path: Path, made: bool) -> None:
