@@ -83,14 +83,17 @@ static __u64 symbol_address(const char *text, const char *name)
 	return 0;
 }
 
-static void kernel_text(__u64 *start, __u64 *end)
+/* The kernel text's bounds, into the programs' data (0: unknown) */
+static void kernel_text(struct record_bpf *skel)
 {
 	const char *text = kallsyms_snapshot(NULL);
+	__u64 start = text ? symbol_address(text, "_stext") : 0;
+	__u64 end = text ? symbol_address(text, "_etext") : 0;
 
-	*start = text ? symbol_address(text, "_stext") : 0;
-	*end = text ? symbol_address(text, "_etext") : 0;
-	if (*end <= *start)
-		*start = *end = 0;
+	if (end <= start)
+		start = end = 0;
+	skel->bss->text_start = start;
+	skel->bss->text_end = end;
 }
 
 /* Whether hash maps may allocate their elements at run time: the kernel has
@@ -299,9 +302,7 @@ int session_prepare(struct rec_session *s, const struct rec_opts *o, const struc
 	if (err)
 		return err;
 	probe_attach_timers(&s->probe, o->holder_period_ms); /* a failure: in the JSON */
-	kernel_text(&s->text_start, &s->text_end);
-	s->probe.skel->bss->text_start = s->text_start;
-	s->probe.skel->bss->text_end = s->text_end;
+	kernel_text(s->probe.skel);
 	msg_step("kernel_text");
 	err = stacks_init(&s->stacks, s->probe.skel, o->max_stacks);
 	if (err)

@@ -36,7 +36,6 @@ struct rec_session {
 	__u64 start_mono, end_mono, start_wall, end_wall;
 	bool started;
 	unsigned int hz;            /* kernel CONFIG_HZ, 0 if unknown */
-	__u64 text_start, text_end; /* kernel text, for stack fingerprints */
 	int *seen_pids;             /* processes whose maps were read */
 	size_t nr_seen, cap_seen;
 	struct rec_overhead ovh;
