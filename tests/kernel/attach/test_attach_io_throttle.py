@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from lockscope.run.io_limits import cgroup_mounts
+
 from conftest import require_tool
 from lockscope_cli import LOCKSCOPE, attach_with_open_window
 from record_common import prepare_file, remove_cgroup, start_fio, stop, wait_threads
@@ -37,17 +39,6 @@ class Throttle:
     writes_served: Callable[[], int]  # the cgroup's own count of write bios dispatched
 
 
-def _mounts(fstype: str, option: str | None) -> Path | None:
-    """Where a cgroup hierarchy of this type (with this controller, for v1) is mounted."""
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        tail = right.split()
-        if len(tail) >= 3 and tail[0] == fstype and (
-                option is None or option in tail[2].split(",")):
-            return Path(left.split()[4])
-    return None
-
-
 def _count(text: str, dev: str, pick: Callable[[list[str]], int | None]) -> int:
     for line in text.splitlines():
         parts = line.split()
@@ -57,25 +48,35 @@ def _count(text: str, dev: str, pick: Callable[[list[str]], int | None]) -> int:
 
 
 @contextmanager
-def _v1(dev: str, iops: int) -> Iterator[Throttle]:
-    root = _mounts("cgroup", "blkio")
-    if root is None or not (root / "blkio.throttle.write_iops_device").exists():
-        pytest.skip("no cgroup v1 blkio hierarchy with blk-throttle (v2 holds io here)")
+def _throttled(root: Path, limit: str, line: str, served: str, dev: str,
+               pick: Callable[[list[str]], int | None]) -> Iterator[Throttle]:
+    """A cgroup of its own under root with `line` in its file `limit`, its served writes
+    picked from the lines of its file `served`; removed on every way out (its processes
+    must have left it by then)."""
     cg = root / f"lockscope-test-throttle-{os.getpid()}"
     cg.mkdir()
     try:
-        (cg / "blkio.throttle.write_iops_device").write_text(f"{dev} {iops}\n")
-        # blkio.throttle.io_serviced: "MAJ:MIN Write N"
-        yield Throttle(cg, cg / "blkio.throttle.write_iops_device", lambda: _count(
-            (cg / "blkio.throttle.io_serviced").read_text(), dev,
-            lambda p: int(p[2]) if len(p) == 3 and p[1] == "Write" else None))
+        (cg / limit).write_text(line)
+        yield Throttle(cg, cg / limit, lambda: _count((cg / served).read_text(), dev, pick))
     finally:
         remove_cgroup(cg)
 
 
 @contextmanager
+def _v1(dev: str, iops: int) -> Iterator[Throttle]:
+    root = cgroup_mounts()[0]
+    if root is None or not (root / "blkio.throttle.write_iops_device").exists():
+        pytest.skip("no cgroup v1 blkio hierarchy with blk-throttle (v2 holds io here)")
+    # blkio.throttle.io_serviced: "MAJ:MIN Write N"
+    with _throttled(root, "blkio.throttle.write_iops_device", f"{dev} {iops}\n",
+                    "blkio.throttle.io_serviced", dev,
+                    lambda p: int(p[2]) if len(p) == 3 and p[1] == "Write" else None) as t:
+        yield t
+
+
+@contextmanager
 def _v2(dev: str, iops: int) -> Iterator[Throttle]:
-    root = _mounts("cgroup2", None)
+    root = cgroup_mounts()[1]
     if root is None or "io" not in (root / "cgroup.controllers").read_text().split():
         pytest.skip("no cgroup v2 hierarchy with the io controller (v1's blkio holds it here)")
     # the io controller for the root's children (Documentation/admin-guide/cgroup-v2.rst,
@@ -84,16 +85,13 @@ def _v2(dev: str, iops: int) -> Iterator[Throttle]:
     enabled = "io" in control.read_text().split()
     if not enabled:
         control.write_text("+io")
-    cg = root / f"lockscope-test-throttle-{os.getpid()}"
-    cg.mkdir()
     try:
-        (cg / "io.max").write_text(f"{dev} wiops={iops}\n")
         # io.stat: "MAJ:MIN rbytes=.. wbytes=.. rios=.. wios=N .."
-        yield Throttle(cg, cg / "io.max", lambda: _count(
-            (cg / "io.stat").read_text(), dev,
-            lambda p: next((int(f[5:]) for f in p[1:] if f.startswith("wios=")), None)))
+        with _throttled(root, "io.max", f"{dev} wiops={iops}\n", "io.stat", dev,
+                        lambda p: next((int(f[5:]) for f in p[1:] if f.startswith("wios=")),
+                                       None)) as t:
+            yield t
     finally:
-        remove_cgroup(cg)
         if not enabled:
             try:
                 control.write_text("-io")
